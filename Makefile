@@ -1,0 +1,47 @@
+# Thin driver over the set-up scripts and CMake. `make train` and `make test` do all the set-up.
+BUILD ?= build
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?=
+
+.PHONY: all deps data build train test bundle format clean help
+
+all: build
+
+help:
+	@echo "make train   set up, build and train the default network on the default data set"
+	@echo "make test    set up, build and run every test (GPU tests skip without a GPU)"
+	@echo "make build   configure and build into $(BUILD)/"
+	@echo "make deps    install packages and build StarPU (cached)"
+	@echo "make data    fetch and verify MNIST and Fashion-MNIST into data/"
+	@echo "make bundle  pack the build into bundle/ for the GPU machine"
+	@echo "make format  clang-format every C++ and CUDA source"
+
+# setup-deps prints the StarPU prefix on its last line; the build reads it from this file.
+$(BUILD)/starpu-prefix: scripts/setup-deps scripts/starpu-cuda13.patch
+	@mkdir -p $(BUILD)
+	scripts/setup-deps > $(BUILD)/starpu-prefix.tmp
+	@tail -n1 $(BUILD)/starpu-prefix.tmp > $@ && rm -f $(BUILD)/starpu-prefix.tmp
+
+deps: $(BUILD)/starpu-prefix
+
+data:
+	scripts/fetch-data
+
+build: $(BUILD)/starpu-prefix
+	PKG_CONFIG_PATH=$$(cat $(BUILD)/starpu-prefix)/lib/pkgconfig cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+	cmake --build $(BUILD) -j$(JOBS)
+
+train: build data
+	@echo "starcnn: the training app is not written yet; the build and data set-up ran."
+
+test: build data
+	cd $(BUILD) && ctest --output-on-failure --timeout 600
+
+bundle: build
+	scripts/make-bundle $(BUILD) bundle
+
+format:
+	clang-format -i $$(git ls-files '*.cpp' '*.h' '*.cu')
+
+clean:
+	rm -rf $(BUILD) bundle

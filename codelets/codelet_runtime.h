@@ -1,0 +1,12 @@
+// Per-worker resources that codelets need, created once after starpu_init and never inside a task:
+// cuBLAS handles (StarPU's own, bound to each CUDA worker's stream) and cuDNN handles.
+#pragma once
+
+namespace starcnn {
+
+// Call right after starpu_init and before submitting any starcnn task.
+void start_codelet_resources();
+// Call after the last task has finished and before starpu_shutdown.
+void stop_codelet_resources();
+
+}  // namespace starcnn

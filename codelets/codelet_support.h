@@ -1,0 +1,55 @@
+// Glue shared by every codelet: worker-kind masks, perf models keyed by shape, submit checks.
+#pragma once
+
+#include <starpu.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+
+// A CUDA implementation where starcnn was built with CUDA, none elsewhere.
+#ifdef STARCNN_USE_CUDA
+#define STARCNN_CUDA_FUNC(f) (f)
+#else
+#define STARCNN_CUDA_FUNC(f) nullptr
+#endif
+
+namespace starcnn {
+
+// Which kinds of worker may run a task; a split plan gives one per part.
+enum class Where : uint32_t {
+  any = STARPU_CPU | STARPU_CUDA,
+  cpu = STARPU_CPU,
+  cuda = STARPU_CUDA,
+};
+
+// A history-based perf model named `symbol`. Its footprint hashes the task's packed arguments
+// (the shapes) together with every buffer's size, so each shape and part size gets its own entry.
+starpu_perfmodel history_model(const char *symbol);
+
+// A history-based model with StarPU's default footprint (buffer sizes only), for ops whose
+// arguments hold hyper-parameters rather than shapes.
+starpu_perfmodel size_history_model(const char *symbol);
+
+// A codelet with one CPU and (where built) one asynchronous CUDA implementation. Empty `modes`
+// means a variable number of buffers, whose modes each submit gives.
+starpu_codelet make_codelet(const char *name, starpu_cpu_func_t cpu, starpu_cuda_func_t cuda,
+                            starpu_perfmodel *model,
+                            std::initializer_list<starpu_data_access_mode> modes);
+
+// The STARPU_EXECUTE_WHERE argument of starpu_task_insert for `where`.
+inline unsigned long long where_mask(Where where) {
+  return static_cast<unsigned long long>(where);
+}
+
+// Throws std::runtime_error naming `op` when starpu_task_insert failed; -ENODEV means no worker
+// of the allowed kinds can run it.
+void check_submit(int ret, const char *op);
+
+// Elements in a vector handle's local buffer.
+inline size_t vector_length(void *buffer) { return STARPU_VECTOR_GET_NX(buffer); }
+inline float *vector_data(void *buffer) {
+  return reinterpret_cast<float *>(STARPU_VECTOR_GET_PTR(buffer));
+}
+
+}  // namespace starcnn

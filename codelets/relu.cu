@@ -1,0 +1,31 @@
+#include "codelets/cuda_support.h"
+#include "codelets/relu.h"
+
+namespace starcnn {
+namespace {
+
+__global__ void relu_forward_kernel(const float *x, float *y, size_t n) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x)
+    y[i] = fmaxf(x[i], 0.0f);
+}
+
+__global__ void relu_backward_kernel(const float *y, const float *dy, float *dx, size_t n) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x)
+    dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+}
+
+}  // namespace
+
+void relu_forward_cuda(const float *x, float *y, size_t n, cudaStream_t stream) {
+  relu_forward_kernel<<<grid_for(n), kThreadsPerBlock, 0, stream>>>(x, y, n);
+  check_launch("relu_forward");
+}
+
+void relu_backward_cuda(const float *y, const float *dy, float *dx, size_t n, cudaStream_t stream) {
+  relu_backward_kernel<<<grid_for(n), kThreadsPerBlock, 0, stream>>>(y, dy, dx, n);
+  check_launch("relu_backward");
+}
+
+}  // namespace starcnn
