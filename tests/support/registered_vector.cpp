@@ -10,8 +10,7 @@ RegisteredVector::RegisteredVector(size_t n, float fill) : n_(n) {
     throw std::runtime_error("starpu_malloc failed");
   std::fill(data_, data_ + n, fill);
   starpu_vector_data_register(&handle_, STARPU_MAIN_RAM, reinterpret_cast<uintptr_t>(data_),
-                              static_cast<uint32_t>(n),
-                              sizeof(float));
+                              static_cast<uint32_t>(n), sizeof(float));
 }
 
 RegisteredVector::RegisteredVector(const std::vector<float> &values)

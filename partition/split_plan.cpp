@@ -1,0 +1,143 @@
+#include "partition/split_plan.h"
+
+#include <algorithm>
+#include <sstream>
+#include <stdexcept>
+
+namespace starcnn {
+namespace {
+
+[[noreturn]] void fail(const std::string &text, const std::string &why) {
+  throw std::invalid_argument("split plan '" + text + "': " + why);
+}
+
+int parse_positive(const std::string &text, const std::string &number, const char *what) {
+  size_t used = 0;
+  int value = 0;
+  try {
+    value = std::stoi(number, &used);
+  } catch (const std::exception &) {
+    used = 0;
+  }
+  if (used != number.size() || number.empty() || value <= 0)
+    fail(text, std::string(what) + " must be a positive whole number, got '" + number + "'");
+  return value;
+}
+
+Where parse_where(const std::string &text, const std::string &name) {
+  if (name == "cpu") return Where::cpu;
+  if (name == "cuda" || name == "gpu") return Where::cuda;
+  if (name == "any") return Where::any;
+  fail(text, "unknown worker kind '" + name + "' (use cpu, cuda or any)");
+}
+
+std::vector<std::string> split(const std::string &text, char sep) {
+  std::vector<std::string> items;
+  std::string item;
+  std::istringstream in(text);
+  while (std::getline(in, item, sep)) items.push_back(item);
+  if (!text.empty() && text.back() == sep) items.push_back("");
+  return items;
+}
+
+SplitPlan even_plan(int filters, int parts) {
+  SplitPlan plan;
+  for (int p = 0; p < parts; ++p)
+    plan.parts.push_back({filters / parts + (p < filters % parts ? 1 : 0), Where::any, 1});
+  return plan;
+}
+
+SplitPlan list_plan(const std::string &text, const MachineWorkers &workers) {
+  SplitPlan plan;
+  for (const std::string &item : split(text, ',')) {
+    const size_t at = item.find('@');
+    if (at == std::string::npos) fail(text, "part '" + item + "' is not FILTERS@WHERE");
+    SplitPart part;
+    part.filters = parse_positive(text, item.substr(0, at), "a part's filter count");
+    std::string where = item.substr(at + 1);
+    const size_t slash = where.find('/');
+    if (slash != std::string::npos) {
+      part.batch_tasks = parse_positive(text, where.substr(slash + 1), "a part's task count");
+      where = where.substr(0, slash);
+    }
+    part.where = parse_where(text, where);
+    if (slash == std::string::npos && part.where == Where::cpu) part.batch_tasks = workers.cpu;
+    plan.parts.push_back(part);
+  }
+  return plan;
+}
+
+}  // namespace
+
+int SplitPlan::filters() const {
+  int total = 0;
+  for (const SplitPart &part : parts) total += part.filters;
+  return total;
+}
+
+std::string SplitPlan::describe() const {
+  std::string out;
+  for (const SplitPart &part : parts) {
+    if (!out.empty()) out += ',';
+    out += std::to_string(part.filters) + '@';
+    out += part.where == Where::cpu ? "cpu" : part.where == Where::cuda ? "cuda" : "any";
+    if (part.batch_tasks != 1) out += '/' + std::to_string(part.batch_tasks);
+  }
+  return out;
+}
+
+SplitPlan parse_split_plan(const std::string &text, int filters, const MachineWorkers &workers) {
+  if (filters <= 0) fail(text, "the layer has no filters");
+  SplitPlan plan;
+  if (text == "none") {
+    plan = even_plan(filters, 1);
+  } else if (text.rfind("even:", 0) == 0) {
+    const int parts = parse_positive(text, text.substr(5), "K");
+    if (parts > filters)
+      fail(text, "cannot cut " + std::to_string(filters) + " filters into " +
+                     std::to_string(parts) + " parts");
+    plan = even_plan(filters, parts);
+  } else if (text.rfind("cpu:", 0) == 0) {
+    const int on_cpu = parse_positive(text, text.substr(4), "N");
+    if (on_cpu > filters) fail(text, "the layer has only " + std::to_string(filters) + " filters");
+    plan.parts.push_back({on_cpu, Where::cpu, workers.cpu});
+    if (on_cpu < filters) plan.parts.push_back({filters - on_cpu, Where::cuda, 1});
+  } else {
+    plan = list_plan(text, workers);
+  }
+  if (plan.filters() != filters)
+    fail(text, "parts add up to " + std::to_string(plan.filters()) + " filters, the layer has " +
+                   std::to_string(filters));
+  for (const SplitPart &part : plan.parts) {
+    if (part.where == Where::cpu && workers.cpu == 0) fail(text, "a part needs a CPU worker");
+    if (part.where == Where::cuda && workers.cuda == 0)
+      fail(text, "a part needs a CUDA worker and StarPU found none");
+  }
+  return plan;
+}
+
+const std::string &NetworkPlanText::plan_for(const std::string &layer) const {
+  for (const auto &[name, plan] : overrides)
+    if (name == layer) return plan;
+  return default_plan;
+}
+
+NetworkPlanText parse_network_plan(const std::string &text) {
+  NetworkPlanText plans;
+  const std::vector<std::string> items = split(text, ';');
+  if (items.empty()) return plans;
+  size_t first = 0;
+  if (items[0].find('=') == std::string::npos) {
+    plans.default_plan = items[0];
+    first = 1;
+  }
+  for (size_t i = first; i < items.size(); ++i) {
+    const size_t eq = items[i].find('=');
+    if (eq == std::string::npos || eq == 0)
+      fail(text, "'" + items[i] + "' is not LAYER=PLAN (only the first item may be a bare plan)");
+    plans.overrides.emplace_back(items[i].substr(0, eq), items[i].substr(eq + 1));
+  }
+  return plans;
+}
+
+}  // namespace starcnn

@@ -1,0 +1,77 @@
+// Parsing of split plans: every form, and errors that say what is wrong.
+#include "partition/split_plan.h"
+
+#include <gtest/gtest.h>
+
+namespace starcnn {
+namespace {
+
+const MachineWorkers kMachine{4, 1};
+
+void expect_parts(const SplitPlan &plan, const std::vector<std::tuple<int, Where, int>> &want) {
+  ASSERT_EQ(plan.parts.size(), want.size()) << plan.describe();
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(plan.parts[i].filters, std::get<0>(want[i])) << "part " << i;
+    EXPECT_EQ(plan.parts[i].where, std::get<1>(want[i])) << "part " << i;
+    EXPECT_EQ(plan.parts[i].batch_tasks, std::get<2>(want[i])) << "part " << i;
+  }
+}
+
+std::string error_of(const std::string &text, int filters, MachineWorkers machine = kMachine) {
+  try {
+    parse_split_plan(text, filters, machine);
+  } catch (const std::invalid_argument &e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(SplitPlan, NoneIsOneWholePart) {
+  expect_parts(parse_split_plan("none", 6, kMachine), {{6, Where::any, 1}});
+}
+
+TEST(SplitPlan, EvenSpreadsTheRemainderOverTheFirstParts) {
+  expect_parts(parse_split_plan("even:4", 10, kMachine),
+               {{3, Where::any, 1}, {3, Where::any, 1}, {2, Where::any, 1}, {2, Where::any, 1}});
+  expect_parts(parse_split_plan("even:6", 6, kMachine), {{1, Where::any, 1},
+                                                         {1, Where::any, 1},
+                                                         {1, Where::any, 1},
+                                                         {1, Where::any, 1},
+                                                         {1, Where::any, 1},
+                                                         {1, Where::any, 1}});
+}
+
+TEST(SplitPlan, CpuShareIsCutIntoOneTaskPerCpuWorker) {
+  expect_parts(parse_split_plan("cpu:2", 6, kMachine), {{2, Where::cpu, 4}, {4, Where::cuda, 1}});
+  expect_parts(parse_split_plan("cpu:6", 6, kMachine), {{6, Where::cpu, 4}});
+}
+
+TEST(SplitPlan, ExplicitList) {
+  expect_parts(parse_split_plan("1@cpu,2@any/3,3@cuda", 6, kMachine),
+               {{1, Where::cpu, 4}, {2, Where::any, 3}, {3, Where::cuda, 1}});
+  EXPECT_EQ(parse_split_plan("1@cpu/2,5@gpu", 6, kMachine).describe(), "1@cpu/2,5@cuda");
+}
+
+TEST(SplitPlan, ErrorsQuoteThePlanAndSayWhy) {
+  EXPECT_NE(error_of("even:0", 6).find("K must be a positive whole number"), std::string::npos);
+  EXPECT_NE(error_of("even:7", 6).find("cannot cut 6 filters into 7 parts"), std::string::npos);
+  EXPECT_NE(error_of("cpu:7", 6).find("only 6 filters"), std::string::npos);
+  EXPECT_NE(error_of("2@cpu,3@cuda", 6).find("add up to 5 filters, the layer has 6"),
+            std::string::npos);
+  EXPECT_NE(error_of("3@fpga,3@cuda", 6).find("unknown worker kind 'fpga'"), std::string::npos);
+  EXPECT_NE(error_of("3cpu,3@cuda", 6).find("not FILTERS@WHERE"), std::string::npos);
+  EXPECT_NE(error_of("cpu:2", 6, {4, 0}).find("needs a CUDA worker"), std::string::npos);
+  EXPECT_NE(error_of("bogus", 6).find("split plan 'bogus'"), std::string::npos);
+}
+
+TEST(NetworkPlan, DefaultAndOverrides) {
+  const NetworkPlanText plans = parse_network_plan("even:2;conv2=cpu:4;conv3=none");
+  EXPECT_EQ(plans.plan_for("conv1"), "even:2");
+  EXPECT_EQ(plans.plan_for("conv2"), "cpu:4");
+  EXPECT_EQ(plans.plan_for("conv3"), "none");
+  EXPECT_EQ(parse_network_plan("conv1=cpu:1").plan_for("conv2"), "none");
+  EXPECT_THROW(parse_network_plan("none;cpu:2"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace starcnn
