@@ -110,6 +110,25 @@ TEST(Safetensors, WritesTheExpectedBytes) {
   EXPECT_EQ(encode_safetensors(file), expected);
 }
 
+// The header is padded with spaces to a multiple of 8, whatever its length.
+TEST(Safetensors, HeaderIsPaddedToEightBytes) {
+  for (size_t extra = 0; extra < 16; ++extra) {
+    TensorFile file;
+    file.tensors.push_back({"x", {1}, {3.0f}});
+    file.metadata["k"] = std::string(extra, 'a');
+    std::string raw = encode_safetensors(file);
+    uint64_t n = 0;
+    for (int i = 0; i < 8; ++i)
+      n |= uint64_t(static_cast<unsigned char>(raw[size_t(i)])) << (8 * i);
+    EXPECT_EQ(n % 8, 0u) << extra;
+    ASSERT_EQ(raw.size(), 8 + n + 4) << extra;
+    std::string header = raw.substr(8, size_t(n));
+    size_t close = header.rfind('}');
+    EXPECT_EQ(header.find_first_not_of(' ', close + 1), std::string::npos) << header;
+    EXPECT_LT(n - close - 1, 8u) << header;
+  }
+}
+
 TEST(Safetensors, ReadsAHandEncodedFile) {
   // Keys in a different order from the data, metadata last, spaces, an escaped name, no padding.
   std::string header =
