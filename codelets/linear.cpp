@@ -1,0 +1,192 @@
+#include "codelets/linear.h"
+
+#include <cblas.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "codelets/linear_reduction.h"
+
+#ifdef STARCNN_USE_CUDA
+#include <starpu_cublas_v2.h>
+#endif
+
+namespace starcnn {
+
+// The gemms below are row-major products of the matrices named in linear.h.
+
+void linear_forward_cpu(const float *x, const float *w, const float *b, float *y,
+                        const LinearShape &s, bool relu) {
+  const int n = int(s.n), in = int(s.in), out = int(s.out);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, out, in, 1.0f, x, in, w, in, 0.0f, y,
+              out);
+  for (size_t i = 0; i < s.n; ++i) {
+    float *row = y + i * s.out;
+    for (size_t j = 0; j < s.out; ++j) {
+      const float v = row[j] + b[j];
+      row[j] = relu && v < 0.0f ? 0.0f : v;
+    }
+  }
+}
+
+void linear_backward_data_cpu(const float *w, const float *dy, float *dx, const LinearShape &s) {
+  const int n = int(s.n), in = int(s.in), out = int(s.out);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, in, out, 1.0f, dy, out, w, in, 0.0f, dx,
+              in);
+}
+
+void linear_backward_weights_cpu(const float *x, const float *dy, float *dw, float *db,
+                                 const LinearShape &s, bool accumulate) {
+  const int n = int(s.n), in = int(s.in), out = int(s.out);
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, n, 1.0f, dy, out, x, in,
+              accumulate ? 1.0f : 0.0f, dw, in);
+  if (!accumulate)
+    for (size_t j = 0; j < s.out; ++j) db[j] = 0.0f;
+  for (size_t i = 0; i < s.n; ++i)
+    for (size_t j = 0; j < s.out; ++j) db[j] += dy[i * s.out + j];
+}
+
+namespace {
+
+struct ForwardArgs {
+  LinearShape shape;
+  uint32_t relu;
+};
+
+struct WeightsArgs {
+  LinearShape shape;
+  uint32_t accumulate;
+};
+
+template <typename Args>
+Args unpack(void *cl_arg) {
+  Args args;
+  starpu_codelet_unpack_args(cl_arg, &args);
+  return args;
+}
+
+void forward_cpu_task(void *buffers[], void *cl_arg) {
+  const auto a = unpack<ForwardArgs>(cl_arg);
+  linear_forward_cpu(vector_data(buffers[0]), vector_data(buffers[1]), vector_data(buffers[2]),
+                     vector_data(buffers[3]), a.shape, a.relu != 0);
+}
+
+void backward_data_cpu_task(void *buffers[], void *cl_arg) {
+  linear_backward_data_cpu(vector_data(buffers[0]), vector_data(buffers[1]),
+                           vector_data(buffers[2]), unpack<LinearShape>(cl_arg));
+}
+
+void backward_weights_cpu_task(void *buffers[], void *cl_arg) {
+  const auto a = unpack<WeightsArgs>(cl_arg);
+  linear_backward_weights_cpu(vector_data(buffers[0]), vector_data(buffers[1]),
+                              vector_data(buffers[2]), vector_data(buffers[3]), a.shape,
+                              a.accumulate != 0);
+}
+
+#ifdef STARCNN_USE_CUDA
+void forward_cuda_task(void *buffers[], void *cl_arg) {
+  const auto a = unpack<ForwardArgs>(cl_arg);
+  linear_forward_cuda(starpu_cublas_get_local_handle(), vector_data(buffers[0]),
+                      vector_data(buffers[1]), vector_data(buffers[2]), vector_data(buffers[3]),
+                      a.shape, a.relu != 0, starpu_cuda_get_local_stream());
+}
+
+void backward_data_cuda_task(void *buffers[], void *cl_arg) {
+  linear_backward_data_cuda(starpu_cublas_get_local_handle(), vector_data(buffers[0]),
+                            vector_data(buffers[1]), vector_data(buffers[2]),
+                            unpack<LinearShape>(cl_arg));
+}
+
+void backward_weights_cuda_task(void *buffers[], void *cl_arg) {
+  const auto a = unpack<WeightsArgs>(cl_arg);
+  linear_backward_weights_cuda(starpu_cublas_get_local_handle(), vector_data(buffers[0]),
+                               vector_data(buffers[1]), vector_data(buffers[2]),
+                               vector_data(buffers[3]), a.shape, a.accumulate != 0,
+                               starpu_cuda_get_local_stream());
+}
+#endif
+
+starpu_perfmodel forward_model = history_model("starcnn_linear_forward");
+starpu_perfmodel backward_data_model = history_model("starcnn_linear_backward_data");
+starpu_perfmodel backward_weights_model = history_model("starcnn_linear_backward_weights");
+
+// A wrong handle size would make a kernel read or write out of bounds: refuse it at submit time.
+void check_length(starpu_data_handle_t handle, size_t want, const char *what) {
+  const size_t got = starpu_vector_get_nx(handle);
+  if (got != want)
+    throw std::invalid_argument(std::string("linear: ") + what + " holds " + std::to_string(got) +
+                                " elements, the shape needs " + std::to_string(want));
+}
+
+void check_shape(const LinearShape &s) {
+  if (s.n == 0 || s.in == 0 || s.out == 0)
+    throw std::invalid_argument("linear: every dimension of the shape must be positive");
+}
+
+}  // namespace
+
+starpu_codelet linear_forward_codelet =
+    make_codelet("linear_forward", forward_cpu_task, STARCNN_CUDA_FUNC(forward_cuda_task),
+                 &forward_model, {STARPU_R, STARPU_R, STARPU_R, STARPU_W});
+starpu_codelet linear_backward_data_codelet = make_codelet(
+    "linear_backward_data", backward_data_cpu_task, STARCNN_CUDA_FUNC(backward_data_cuda_task),
+    &backward_data_model, {STARPU_R, STARPU_R, STARPU_W});
+// Modes of dW and db come with each task: W or REDUX.
+starpu_codelet linear_backward_weights_codelet =
+    make_codelet("linear_backward_weights", backward_weights_cpu_task,
+                 STARCNN_CUDA_FUNC(backward_weights_cuda_task), &backward_weights_model, {});
+
+void submit_linear_forward(starpu_data_handle_t x, starpu_data_handle_t w, starpu_data_handle_t b,
+                           starpu_data_handle_t y, const LinearShape &shape, bool relu, Where where,
+                           int priority) {
+  check_shape(shape);
+  check_length(x, size_t(shape.n) * shape.in, "x");
+  check_length(w, size_t(shape.out) * shape.in, "w");
+  check_length(b, shape.out, "b");
+  check_length(y, size_t(shape.n) * shape.out, "y");
+  ForwardArgs args{shape, relu ? 1u : 0u};
+  const int ret = starpu_task_insert(
+      &linear_forward_codelet, STARPU_R, x, STARPU_R, w, STARPU_R, b, STARPU_W, y, STARPU_VALUE,
+      &args, sizeof(args), STARPU_EXECUTE_WHERE, where_mask(where), STARPU_PRIORITY, priority, 0);
+  check_submit(ret, "linear_forward");
+}
+
+void submit_linear_backward_data(starpu_data_handle_t w, starpu_data_handle_t dy,
+                                 starpu_data_handle_t dx, const LinearShape &shape, Where where,
+                                 int priority) {
+  check_shape(shape);
+  check_length(w, size_t(shape.out) * shape.in, "w");
+  check_length(dy, size_t(shape.n) * shape.out, "dy");
+  check_length(dx, size_t(shape.n) * shape.in, "dx");
+  LinearShape args = shape;
+  const int ret = starpu_task_insert(
+      &linear_backward_data_codelet, STARPU_R, w, STARPU_R, dy, STARPU_W, dx, STARPU_VALUE, &args,
+      sizeof(args), STARPU_EXECUTE_WHERE, where_mask(where), STARPU_PRIORITY, priority, 0);
+  check_submit(ret, "linear_backward_data");
+}
+
+void submit_linear_backward_weights(starpu_data_handle_t x, starpu_data_handle_t dy,
+                                    starpu_data_handle_t dw, starpu_data_handle_t db,
+                                    const LinearShape &shape, LinearGradientMode mode, Where where,
+                                    int priority) {
+  check_shape(shape);
+  check_length(x, size_t(shape.n) * shape.in, "x");
+  check_length(dy, size_t(shape.n) * shape.out, "dy");
+  check_length(dw, size_t(shape.out) * shape.in, "dw");
+  check_length(db, shape.out, "db");
+  const bool reduce = mode == LinearGradientMode::reduce;
+  if (reduce) {
+    enable_linear_gradient_reduction(dw);
+    enable_linear_gradient_reduction(db);
+  }
+  // Under REDUX each task writes into a zeroed private copy, so it accumulates.
+  WeightsArgs args{shape, reduce ? 1u : 0u};
+  const int out_mode = reduce ? STARPU_REDUX : STARPU_W;
+  const int ret =
+      starpu_task_insert(&linear_backward_weights_codelet, STARPU_R, x, STARPU_R, dy, out_mode, dw,
+                         out_mode, db, STARPU_VALUE, &args, sizeof(args), STARPU_EXECUTE_WHERE,
+                         where_mask(where), STARPU_PRIORITY, priority, 0);
+  check_submit(ret, "linear_backward_weights");
+}
+
+}  // namespace starcnn

@@ -1,0 +1,149 @@
+// Linear layer on CUDA workers against the CPU implementation; skips where StarPU finds no CUDA
+// worker.
+#include "codelets/linear.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "codelets/linear_reduction.h"
+#include "tests/support/random_data.h"
+#include "tests/support/registered_vector.h"
+#include "tests/support/starpu_runtime.h"
+#include "tests/support/worker_counts.h"
+
+namespace starcnn {
+namespace {
+
+using testing::RegisteredVector;
+
+std::vector<float> absolute(std::vector<float> v) {
+  for (float &x : v) x = std::fabs(x);
+  return v;
+}
+
+// cuBLAS and OpenBLAS sum in different orders: the gap is bounded by a multiple of float epsilon
+// times the sum of the terms' magnitudes, which the same CPU kernel gives when run on |inputs|.
+// 2e-5 of it is far above that rounding yet far below any indexing mistake.
+void expect_close(const std::vector<float> &got, const std::vector<float> &want,
+                  const std::vector<float> &magnitude) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_NEAR(got[i], want[i], 2e-5 * magnitude[i] + 1e-6) << "at element " << i;
+}
+
+struct CpuResults {
+  std::vector<float> y, dx, dw, db;
+};
+
+CpuResults cpu_results(const std::vector<float> &x, const std::vector<float> &w,
+                       const std::vector<float> &b, const std::vector<float> &dy,
+                       const LinearShape &s, bool relu) {
+  CpuResults r{std::vector<float>(dy.size()), std::vector<float>(x.size()),
+               std::vector<float>(w.size()), std::vector<float>(b.size())};
+  linear_forward_cpu(x.data(), w.data(), b.data(), r.y.data(), s, relu);
+  linear_backward_data_cpu(w.data(), dy.data(), r.dx.data(), s);
+  linear_backward_weights_cpu(x.data(), dy.data(), r.dw.data(), r.db.data(), s, false);
+  return r;
+}
+
+class LinearCudaTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    runtime_ = std::make_unique<testing::StarpuRuntime>(GetParam());
+    if (starpu_cuda_worker_get_count() == 0) GTEST_SKIP() << "no CUDA worker: no GPU here";
+    testing::start_counting_tasks();
+  }
+  void TearDown() override { runtime_.reset(); }
+  std::unique_ptr<testing::StarpuRuntime> runtime_;
+};
+
+const LinearShape kShapes[] = {{1, 1, 1},     {1, 7, 1},        {3, 1, 5},       {7, 13, 1},
+                               {33, 70, 129}, {256, 1024, 100}, {64, 2048, 1000}};
+
+TEST_P(LinearCudaTest, ForwardAndBackwardOnCudaMatchCpu) {
+  uint32_t seed = 1;
+  int tasks = 0;
+  for (const LinearShape &s : kShapes)
+    for (bool relu : {false, true}) {
+      SCOPED_TRACE("n=" + std::to_string(s.n) + " in=" + std::to_string(s.in) +
+                   " out=" + std::to_string(s.out) + (relu ? " relu" : ""));
+      const auto x = testing::random_floats(size_t(s.n) * s.in, seed++);
+      const auto w = testing::random_floats(size_t(s.out) * s.in, seed++);
+      const auto b = testing::random_floats(s.out, seed++);
+      const auto dy = testing::random_floats(size_t(s.n) * s.out, seed++);
+      const CpuResults want = cpu_results(x, w, b, dy, s, relu);
+      const CpuResults mag =
+          cpu_results(absolute(x), absolute(w), absolute(b), absolute(dy), s, false);
+
+      RegisteredVector xh(x), wh(w), bh(b), dyh(dy), yh(dy.size(), -7.0f), dxh(x.size(), -7.0f),
+          dwh(w.size(), -7.0f), dbh(b.size(), -7.0f);
+      submit_linear_forward(xh.handle(), wh.handle(), bh.handle(), yh.handle(), s, relu,
+                            Where::cuda);
+      submit_linear_backward_data(wh.handle(), dyh.handle(), dxh.handle(), s, Where::cuda);
+      submit_linear_backward_weights(xh.handle(), dyh.handle(), dwh.handle(), dbh.handle(), s,
+                                     LinearGradientMode::overwrite, Where::cuda);
+      tasks += 3;
+      expect_close(yh.read(), want.y, mag.y);
+      expect_close(dxh.read(), want.dx, mag.dx);
+      expect_close(dwh.read(), want.dw, mag.dw);
+      expect_close(dbh.read(), want.db, mag.db);
+    }
+  const testing::WorkerCounts counts = testing::count_tasks();
+  EXPECT_EQ(counts.cuda_tasks, tasks);
+  EXPECT_EQ(counts.cpu_tasks, 0);
+  std::printf("[ linear ] %s: %d tasks on CUDA workers, %d on CPU workers\n", GetParam().c_str(),
+              counts.cuda_tasks, counts.cpu_tasks);
+}
+
+void partition_samples(starpu_data_handle_t handle, const std::vector<uint32_t> &samples,
+                       uint32_t width) {
+  std::vector<uint32_t> lengths;
+  for (uint32_t count : samples) lengths.push_back(count * width);
+  starpu_data_filter filter{};
+  filter.filter_func = starpu_vector_filter_list;
+  filter.nchildren = unsigned(lengths.size());
+  filter.filter_arg_ptr = lengths.data();
+  starpu_data_partition(handle, &filter);
+}
+
+// Sub-batch tasks summing dW and db through STARPU_REDUX, first on CUDA workers only, then on
+// whichever workers the scheduler picks (private copies in RAM and VRAM are then added together).
+TEST_P(LinearCudaTest, SubBatchReductionMatchesWholeBatchOnCpu) {
+  const LinearShape s{200, 300, 70};
+  const std::vector<uint32_t> samples = {1, 64, 63, 32, 40};
+  const auto x = testing::random_floats(size_t(s.n) * s.in, 400);
+  const auto w = testing::random_floats(size_t(s.out) * s.in, 401);
+  const auto b = testing::random_floats(s.out, 402);
+  const auto dy = testing::random_floats(size_t(s.n) * s.out, 403);
+  const CpuResults want = cpu_results(x, w, b, dy, s, false);
+  const CpuResults mag = cpu_results(absolute(x), absolute(w), absolute(b), absolute(dy), s, false);
+
+  RegisteredVector xh(x), dyh(dy), dwh(w.size(), -7.0f), dbh(b.size(), -7.0f);
+  partition_samples(xh.handle(), samples, s.in);
+  partition_samples(dyh.handle(), samples, s.out);
+  int cuda_only_tasks = 0;
+  for (Where where : {Where::cuda, Where::any}) {
+    SCOPED_TRACE(where == Where::cuda ? "CUDA only" : "any worker");
+    submit_linear_gradient_zero(dwh.handle(), where);
+    submit_linear_gradient_zero(dbh.handle(), where);
+    for (unsigned p = 0; p < samples.size(); ++p)
+      submit_linear_backward_weights(
+          starpu_data_get_sub_data(xh.handle(), 1, p), starpu_data_get_sub_data(dyh.handle(), 1, p),
+          dwh.handle(), dbh.handle(), {samples[p], s.in, s.out}, LinearGradientMode::reduce, where);
+    expect_close(dwh.read(), want.dw, mag.dw);
+    expect_close(dbh.read(), want.db, mag.db);
+    if (where == Where::cuda) cuda_only_tasks = testing::count_tasks().cuda_tasks;
+  }
+  starpu_data_unpartition(xh.handle(), STARPU_MAIN_RAM);
+  starpu_data_unpartition(dyh.handle(), STARPU_MAIN_RAM);
+  // StarPU's own reduction tasks may run anywhere; ours had to run on CUDA workers.
+  EXPECT_GE(cuda_only_tasks, int(samples.size()) + 2);
+}
+
+INSTANTIATE_TEST_SUITE_P(Schedulers, LinearCudaTest,
+                         ::testing::ValuesIn(testing::test_schedulers()),
+                         testing::scheduler_test_name);
+
+}  // namespace
+}  // namespace starcnn
