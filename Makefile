@@ -13,7 +13,7 @@ help:
 	@echo "make build   configure and build into $(BUILD)/"
 	@echo "make deps    install packages and build StarPU (cached)"
 	@echo "make data    fetch and verify MNIST and Fashion-MNIST into data/"
-	@echo "make bundle  pack the build into bundle/ for the GPU machine"
+	@echo "make bundle  pack the build into bundle/ (and bundle.tar.xz) for the GPU machine"
 	@echo "make format  clang-format every C++ and CUDA source"
 
 # setup-deps prints the StarPU prefix on its last line; the build reads it from this file.
@@ -44,4 +44,4 @@ format:
 	clang-format -i $$(git ls-files '*.cpp' '*.h' '*.cu')
 
 clean:
-	rm -rf $(BUILD) bundle
+	rm -rf $(BUILD) bundle bundle.tar.xz
