@@ -78,7 +78,7 @@ std::string preprocess_to_json(const Preprocess &preprocess) {
     return s + "]";
   };
   return "{\"pad\": " + std::to_string(preprocess.pad) + ", \"mean\": " + array(preprocess.mean) +
-         ", \"std\": " + array(preprocess.std) + "}";
+         ", \"std\": " + array(preprocess.stddev) + "}";
 }
 
 Preprocess preprocess_from_json(const std::string &text, const std::string &source) {
@@ -92,11 +92,11 @@ Preprocess preprocess_from_json(const std::string &text, const std::string &sour
     if (pad_value > 1024) throw json::ParseError("pad " + pad->text + " is too large");
     p.pad = int(pad_value);
     p.mean = float_array(value.find("mean"), "mean");
-    p.std = float_array(value.find("std"), "std");
-    if (p.mean.size() != p.std.size())
+    p.stddev = float_array(value.find("std"), "std");
+    if (p.mean.size() != p.stddev.size())
       throw json::ParseError("mean has " + std::to_string(p.mean.size()) + " values but std has " +
-                             std::to_string(p.std.size()));
-    for (float s : p.std)
+                             std::to_string(p.stddev.size()));
+    for (float s : p.stddev)
       if (!(s > 0)) throw json::ParseError("std values must be positive");
     return p;
   } catch (const json::ParseError &e) {

@@ -12,6 +12,8 @@
 #include "model/network_spec.h"
 #include "model/safetensors.h"
 
+#include "model/preprocess.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -20,12 +22,6 @@ namespace starcnn {
 
 constexpr const char *momentum_prefix = "optimizer.momentum.";
 
-// What the data set's images went through before the network: zero padding on each side, then
-// per-channel (x - mean) / std.
-struct Preprocess {
-  int pad = 0;
-  std::vector<float> mean, std;
-};
 std::string preprocess_to_json(const Preprocess &preprocess);
 // `source` names the text in errors.
 Preprocess preprocess_from_json(const std::string &text, const std::string &source);

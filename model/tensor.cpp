@@ -1,22 +1,26 @@
 #include "model/tensor.h"
 
+#include "model/safetensors.h"
+
 #include <cstring>
 #include <stdexcept>
 #include <utility>
 
 namespace starcnn {
 
-std::string shape_string(const std::vector<int> &shape) {
-  std::string out = "[";
-  for (size_t i = 0; i < shape.size(); ++i) out += (i ? "," : "") + std::to_string(shape[i]);
-  return out + "]";
+namespace {
+
+std::string shape_text(const std::vector<int> &shape) {
+  return shape_string(std::vector<int64_t>(shape.begin(), shape.end()));
 }
+
+}  // namespace
 
 Tensor::Tensor(std::vector<int> shape, const std::string &name, ElementType type)
     : shape_(std::move(shape)), type_(type) {
   size_ = 1;
   for (int d : shape_) {
-    if (d <= 0) throw std::invalid_argument("tensor " + name + ": bad shape " + shape_string(shape_));
+    if (d <= 0) throw std::invalid_argument("tensor " + name + ": bad shape " + shape_text(shape_));
     size_ *= size_t(d);
   }
   const size_t bytes = size_ * 4;
@@ -29,9 +33,13 @@ Tensor::Tensor(std::vector<int> shape, const std::string &name, ElementType type
   starpu_data_set_name(handle_, name.c_str());
 }
 
-Tensor::~Tensor() { release(); }
+Tensor::~Tensor() {
+  release();
+}
 
-Tensor::Tensor(Tensor &&other) noexcept { *this = std::move(other); }
+Tensor::Tensor(Tensor &&other) noexcept {
+  *this = std::move(other);
+}
 
 Tensor &Tensor::operator=(Tensor &&other) noexcept {
   if (this != &other) {
@@ -75,9 +83,15 @@ void copy_in(starpu_data_handle_t handle, void *data, const std::vector<T> &valu
 
 }  // namespace
 
-std::vector<float> Tensor::read() const { return copy_out<float>(handle_, data_, size_); }
-std::vector<int32_t> Tensor::read_i32() const { return copy_out<int32_t>(handle_, data_, size_); }
-void Tensor::write(const std::vector<float> &values) { copy_in(handle_, data_, values, size_); }
+std::vector<float> Tensor::read() const {
+  return copy_out<float>(handle_, data_, size_);
+}
+std::vector<int32_t> Tensor::read_i32() const {
+  return copy_out<int32_t>(handle_, data_, size_);
+}
+void Tensor::write(const std::vector<float> &values) {
+  copy_in(handle_, data_, values, size_);
+}
 void Tensor::write_i32(const std::vector<int32_t> &values) {
   copy_in(handle_, data_, values, size_);
 }

@@ -45,6 +45,4 @@ class Tensor {
   starpu_data_handle_t handle_ = nullptr;
 };
 
-std::string shape_string(const std::vector<int> &shape);
-
 }  // namespace starcnn

@@ -64,7 +64,7 @@ TEST(Checkpoint, RoundTripWithMomentum) {
   EXPECT_EQ(loaded.epoch, 7);
   EXPECT_EQ(loaded.preprocess.pad, 2);
   EXPECT_EQ(loaded.preprocess.mean, std::vector<float>{0.1307f});
-  EXPECT_EQ(loaded.preprocess.std, std::vector<float>{0.3081f});
+  EXPECT_EQ(loaded.preprocess.stddev, std::vector<float>{0.3081f});
 
   // The file holds what PyTorch expects: state_dict names, then the prefixed momentum.
   TensorFile raw = read_safetensors(path);
@@ -180,7 +180,7 @@ TEST(Checkpoint, PreprocessRoundTripsEveryFloat) {
   Preprocess back = preprocess_from_json(preprocess_to_json(p), "test");
   EXPECT_EQ(back.pad, 4);
   EXPECT_EQ(back.mean, p.mean);
-  EXPECT_EQ(back.std, p.std);
+  EXPECT_EQ(back.stddev, p.stddev);
 }
 
 }  // namespace
