@@ -36,7 +36,9 @@ starpu_perfmodel history_model(const char *symbol) {
   return model;
 }
 
-starpu_perfmodel size_history_model(const char *symbol) { return make_model(symbol); }
+starpu_perfmodel size_history_model(const char *symbol) {
+  return make_model(symbol);
+}
 
 starpu_codelet make_codelet(const char *name, starpu_cpu_func_t cpu, starpu_cuda_func_t cuda,
                             starpu_perfmodel *model,

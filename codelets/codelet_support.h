@@ -47,7 +47,9 @@ inline unsigned long long where_mask(Where where) {
 void check_submit(int ret, const char *op);
 
 // Elements in a vector handle's local buffer.
-inline size_t vector_length(void *buffer) { return STARPU_VECTOR_GET_NX(buffer); }
+inline size_t vector_length(void *buffer) {
+  return STARPU_VECTOR_GET_NX(buffer);
+}
 inline float *vector_data(void *buffer) {
   return reinterpret_cast<float *>(STARPU_VECTOR_GET_PTR(buffer));
 }

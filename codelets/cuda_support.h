@@ -17,7 +17,8 @@ inline unsigned grid_for(size_t n) {
   return static_cast<unsigned>(blocks == 0 ? 1 : (blocks < cap ? blocks : cap));
 }
 
-// Aborts through StarPU's reporter if the last launch failed: a broken kernel must not pass silently.
+// Aborts through StarPU's reporter if the last launch failed: a broken kernel must not pass
+// silently.
 void check_launch(const char *kernel);
 
 }  // namespace starcnn

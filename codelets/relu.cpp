@@ -65,9 +65,9 @@ void submit_relu_forward(starpu_data_handle_t x, starpu_data_handle_t y, Where w
 
 void submit_relu_backward(starpu_data_handle_t y, starpu_data_handle_t dy, starpu_data_handle_t dx,
                           Where where, int priority) {
-  const int ret = starpu_task_insert(&relu_backward_codelet, STARPU_R, y, STARPU_R, dy, STARPU_W, dx,
-                                     STARPU_EXECUTE_WHERE, where_mask(where), STARPU_PRIORITY,
-                                     priority, 0);
+  const int ret =
+      starpu_task_insert(&relu_backward_codelet, STARPU_R, y, STARPU_R, dy, STARPU_W, dx,
+                         STARPU_EXECUTE_WHERE, where_mask(where), STARPU_PRIORITY, priority, 0);
   check_submit(ret, "relu_backward");
 }
 
