@@ -7,7 +7,8 @@
 
 namespace starcnn {
 
-// A STARPU_SCRATCH vector for one sample's im2col matrix (shape.col_rows() x shape.col_cols()).
+// A STARPU_SCRATCH vector for one sample's im2col matrix (shape.col_rows() x shape.col_cols(),
+// a single float for pointwise shapes, which need none).
 // Pass it to the task, then hand it back with starpu_data_unregister_submit.
 starpu_data_handle_t register_col_scratch(const Conv2dShape &shape);
 

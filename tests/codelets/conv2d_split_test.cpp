@@ -120,6 +120,63 @@ TEST_P(Conv2dSplitTest, SplitFiltersGiveTheUnsplitResults) {
   }
 }
 
+// Filter slices times sub-batches, as a CPU share is cut: each (slice, sub-batch) task adds into
+// its slice's dW_p/db_p sub-handle and into its sub-batch's dX sub-handle, all through
+// STARPU_REDUX.
+TEST_P(Conv2dSplitTest, SlicesTimesSubBatchesSumIntoSubHandles) {
+  const Conv2dShape s{6, 3, 8, 7, 12, 3, 1, 1};
+  const std::vector<uint32_t> filters = {5, 7}, samples = {2, 3, 1};
+  const ConvProblem p = testing::random_problem(s, 90);
+  RegisteredVector xh(p.x), wh(p.w), dyh(p.r), dwh(s.w_count(), -7.0f), dbh(s.b_count(), -7.0f),
+      dxh(s.x_count(), -7.0f);
+  std::vector<uint32_t> w_len, b_len, x_len, y_len;
+  for (uint32_t f : filters) {
+    w_len.push_back(f * s.c_in * s.k * s.k);
+    b_len.push_back(f);
+  }
+  for (uint32_t n : samples) x_len.push_back(uint32_t(n * s.x_count() / s.n));
+  const auto ws = testing::partition_vector(wh.handle(), w_len);
+  const auto dws = testing::partition_vector(dwh.handle(), w_len);
+  const auto dbs = testing::partition_vector(dbh.handle(), b_len);
+  const auto xs = testing::partition_vector(xh.handle(), x_len);
+  const auto dxs = testing::partition_vector(dxh.handle(), x_len);
+  for (const auto *handles : {&dws, &dbs, &dxs})
+    for (starpu_data_handle_t h : *handles) {
+      set_sum_reduction(h);
+      starpu_data_invalidate_submit(h);
+    }
+  // dY of slice f and sub-batch i: its own registered copy (a 2-D cut of one tensor).
+  std::vector<std::unique_ptr<RegisteredVector>> dy_blocks;
+  const uint32_t plane = s.out_h() * s.out_w();
+  uint32_t first_sample = 0;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    uint32_t first_filter = 0;
+    for (size_t f = 0; f < filters.size(); ++f) {
+      std::vector<float> block;
+      for (uint32_t n = first_sample; n < first_sample + samples[i]; ++n)
+        for (uint32_t c = first_filter; c < first_filter + filters[f]; ++c)
+          for (uint32_t j = 0; j < plane; ++j)
+            block.push_back(p.r[(size_t(n) * s.c_out + c) * plane + j]);
+      dy_blocks.push_back(std::make_unique<RegisteredVector>(block));
+      Conv2dShape task = s;
+      task.n = samples[i];
+      task.c_out = filters[f];
+      submit_conv2d_backward_filter(xs[i], dy_blocks.back()->handle(), dws[f], dbs[f], task,
+                                    GradientAccess::accumulate);
+      submit_conv2d_backward_data(ws[f], dy_blocks.back()->handle(), dxs[i], task,
+                                  GradientAccess::accumulate);
+      first_filter += filters[f];
+    }
+    first_sample += samples[i];
+  }
+  for (starpu_data_handle_t h :
+       {wh.handle(), dwh.handle(), dbh.handle(), xh.handle(), dxh.handle()})
+    starpu_data_unpartition(h, STARPU_MAIN_RAM);
+  testing::expect_close(dwh.read(), testing::reference_backward_filter(s, p.x, p.r));
+  testing::expect_close(dbh.read(), testing::reference_backward_bias(s, p.r));
+  testing::expect_close(dxh.read(), testing::reference_backward_data(s, p.w, p.r));
+}
+
 INSTANTIATE_TEST_SUITE_P(Schedulers, Conv2dSplitTest,
                          ::testing::ValuesIn(testing::test_schedulers()),
                          testing::scheduler_test_name);
