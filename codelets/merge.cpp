@@ -65,31 +65,35 @@ PartPointers part_pointers(void *buffers[], const MergeShape &s, uint32_t first)
   return ptrs;
 }
 
-MergeShape unpack(void *cl_arg) {
+MergeShape unpack(void *cl_arg, void *whole) {
   MergeShape shape;
   starpu_codelet_unpack_args(cl_arg, &shape);
+  STARPU_ASSERT_MSG(vector_length(whole) == shape.whole_count(),
+                    "merge/split whole handle does not match the shape");
   return shape;
 }
 
 void merge_cpu_task(void *buffers[], void *cl_arg) {
-  const MergeShape s = unpack(cl_arg);
+  const MergeShape s =
+      unpack(cl_arg, buffers[STARPU_TASK_GET_NBUFFERS(starpu_task_get_current()) - 1]);
   merge_cpu(s, part_pointers(buffers, s, 0).data(), vector_data(buffers[s.parts]));
 }
 
 void split_cpu_task(void *buffers[], void *cl_arg) {
-  const MergeShape s = unpack(cl_arg);
+  const MergeShape s = unpack(cl_arg, buffers[0]);
   split_cpu(s, vector_data(buffers[0]), part_pointers(buffers, s, 1).data());
 }
 
 #ifdef STARCNN_USE_CUDA
 void merge_cuda_task(void *buffers[], void *cl_arg) {
-  const MergeShape s = unpack(cl_arg);
+  const MergeShape s =
+      unpack(cl_arg, buffers[STARPU_TASK_GET_NBUFFERS(starpu_task_get_current()) - 1]);
   merge_cuda(s, part_pointers(buffers, s, 0).data(), vector_data(buffers[s.parts]),
              starpu_cuda_get_local_stream());
 }
 
 void split_cuda_task(void *buffers[], void *cl_arg) {
-  const MergeShape s = unpack(cl_arg);
+  const MergeShape s = unpack(cl_arg, buffers[0]);
   split_cuda(s, vector_data(buffers[0]), part_pointers(buffers, s, 1).data(),
              starpu_cuda_get_local_stream());
 }
