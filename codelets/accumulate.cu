@@ -1,0 +1,26 @@
+#include "codelets/accumulate.h"
+#include "codelets/cuda_support.h"
+
+namespace starcnn {
+namespace {
+
+__global__ void add_into_kernel(float *dst, const float *src, size_t n) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x)
+    dst[i] += src[i];
+}
+
+}  // namespace
+
+void zero_fill_cuda(float *x, size_t n, cudaStream_t stream) {
+  // All-zero bytes are 0.0f; an asynchronous memset on the worker's stream.
+  const cudaError_t status = cudaMemsetAsync(x, 0, n * sizeof(float), stream);
+  if (status != cudaSuccess) STARPU_CUDA_REPORT_ERROR(status);
+}
+
+void add_into_cuda(float *dst, const float *src, size_t n, cudaStream_t stream) {
+  add_into_kernel<<<grid_for(n), kThreadsPerBlock, 0, stream>>>(dst, src, n);
+  check_launch("add_into");
+}
+
+}  // namespace starcnn

@@ -1,0 +1,76 @@
+#include "codelets/conv2d_backward_filter.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+
+#include "codelets/conv2d_task_support.h"
+#include "codelets/im2col.h"
+
+namespace starcnn {
+
+void conv2d_backward_filter_cpu(const Conv2dShape &s, const float *x, const float *dy, float *dw,
+                                float *db, float *col, bool accumulate) {
+  const size_t rows = s.col_rows(), cols = s.col_cols();
+  if (!accumulate) std::fill(db, db + s.c_out, 0.0f);
+  for (size_t i = 0; i < s.n; ++i) {
+    const float *xi = x + i * s.c_in * s.h * s.w;
+    const float *dyi = dy + i * s.c_out * cols;
+    if (!s.pointwise()) im2col_cpu(s, xi, col);
+    // dW [c_out, rows] (+)= dY_i [c_out, cols] * col^T [cols, rows]
+    const float beta = (accumulate || i > 0) ? 1.0f : 0.0f;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(s.c_out), int(rows), int(cols), 1.0f,
+                dyi, int(cols), s.pointwise() ? xi : col, int(cols), beta, dw, int(rows));
+    for (size_t f = 0; f < s.c_out; ++f) {
+      float sum = 0.0f;
+      for (size_t p = 0; p < cols; ++p) sum += dyi[f * cols + p];
+      db[f] += sum;
+    }
+  }
+}
+
+namespace {
+
+void conv2d_backward_filter_cpu_task(void *buffers[], void *cl_arg) {
+  Conv2dGradientArgs args;
+  starpu_codelet_unpack_args(cl_arg, &args);
+  conv2d_backward_filter_cpu(args.shape, vector_data(buffers[0]), vector_data(buffers[1]),
+                             vector_data(buffers[2]), vector_data(buffers[3]),
+                             vector_data(buffers[4]), args.access == GradientAccess::accumulate);
+}
+
+#ifdef STARCNN_USE_CUDA
+void conv2d_backward_filter_cuda_task(void *buffers[], void *cl_arg) {
+  Conv2dGradientArgs args;
+  starpu_codelet_unpack_args(cl_arg, &args);
+  conv2d_backward_filter_cuda(args.shape, vector_data(buffers[0]), vector_data(buffers[1]),
+                              vector_data(buffers[2]), vector_data(buffers[3]),
+                              args.access == GradientAccess::accumulate);
+}
+#endif
+
+starpu_perfmodel conv2d_backward_filter_model = history_model("starcnn_conv2d_backward_filter");
+
+}  // namespace
+
+// Variable buffers: the gradients' mode (W or REDUX) is chosen per task.
+starpu_codelet conv2d_backward_filter_codelet = make_codelet(
+    "conv2d_backward_filter", conv2d_backward_filter_cpu_task,
+    STARCNN_CUDA_FUNC(conv2d_backward_filter_cuda_task), &conv2d_backward_filter_model, {});
+
+void submit_conv2d_backward_filter(starpu_data_handle_t x, starpu_data_handle_t dy,
+                                   starpu_data_handle_t dw, starpu_data_handle_t db,
+                                   const Conv2dShape &shape, GradientAccess access, Where where,
+                                   int priority) {
+  const Conv2dGradientArgs args{shape, access};
+  const starpu_data_access_mode mode = gradient_mode(access);
+  starpu_data_handle_t col = register_col_scratch(shape);
+  const int ret =
+      starpu_task_insert(&conv2d_backward_filter_codelet, STARPU_R, x, STARPU_R, dy, mode, dw, mode,
+                         db, STARPU_SCRATCH, col, STARPU_VALUE, &args, sizeof(args),
+                         STARPU_EXECUTE_WHERE, where_mask(where), STARPU_PRIORITY, priority, 0);
+  starpu_data_unregister_submit(col);
+  check_submit(ret, "conv2d_backward_filter");
+}
+
+}  // namespace starcnn

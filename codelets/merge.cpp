@@ -1,0 +1,146 @@
+#include "codelets/merge.h"
+
+#include <array>
+#include <cstring>
+#include <stdexcept>
+
+namespace starcnn {
+
+uint32_t MergeShape::total_channels() const {
+  uint32_t total = 0;
+  for (uint32_t p = 0; p < parts; ++p) total += channels[p];
+  return total;
+}
+
+MergeShape make_merge_shape(uint32_t n, uint32_t hw, const std::vector<uint32_t> &channels) {
+  if (channels.empty() || channels.size() > kMaxMergeParts)
+    throw std::invalid_argument("merge needs 1 to kMaxMergeParts parts");
+  MergeShape shape;
+  shape.n = n;
+  shape.hw = hw;
+  shape.parts = static_cast<uint32_t>(channels.size());
+  for (uint32_t p = 0; p < shape.parts; ++p) {
+    if (channels[p] == 0) throw std::invalid_argument("merge part without channels");
+    shape.channels[p] = channels[p];
+  }
+  return shape;
+}
+
+// Sample i of part p is one contiguous run of c_p * hw floats; in the whole it starts at channel
+// offset_p of sample i.
+void merge_cpu(const MergeShape &s, const float *const *parts, float *whole) {
+  const size_t whole_sample = size_t(s.total_channels()) * s.hw;
+  size_t offset = 0;
+  for (uint32_t p = 0; p < s.parts; ++p) {
+    const size_t run = size_t(s.channels[p]) * s.hw;
+    for (size_t i = 0; i < s.n; ++i)
+      std::memcpy(whole + i * whole_sample + offset, parts[p] + i * run, run * sizeof(float));
+    offset += run;
+  }
+}
+
+void split_cpu(const MergeShape &s, const float *whole, float *const *parts) {
+  const size_t whole_sample = size_t(s.total_channels()) * s.hw;
+  size_t offset = 0;
+  for (uint32_t p = 0; p < s.parts; ++p) {
+    const size_t run = size_t(s.channels[p]) * s.hw;
+    for (size_t i = 0; i < s.n; ++i)
+      std::memcpy(parts[p] + i * run, whole + i * whole_sample + offset, run * sizeof(float));
+    offset += run;
+  }
+}
+
+namespace {
+
+using PartPointers = std::array<float *, kMaxMergeParts>;
+
+// Pointers to the part buffers, which start at buffers[first].
+PartPointers part_pointers(void *buffers[], const MergeShape &s, uint32_t first) {
+  PartPointers ptrs{};
+  for (uint32_t p = 0; p < s.parts; ++p) {
+    STARPU_ASSERT_MSG(vector_length(buffers[first + p]) == s.part_count(p),
+                      "merge/split part handle does not match the shape");
+    ptrs[p] = vector_data(buffers[first + p]);
+  }
+  return ptrs;
+}
+
+MergeShape unpack(void *cl_arg, void *whole) {
+  MergeShape shape;
+  starpu_codelet_unpack_args(cl_arg, &shape);
+  STARPU_ASSERT_MSG(vector_length(whole) == shape.whole_count(),
+                    "merge/split whole handle does not match the shape");
+  return shape;
+}
+
+void merge_cpu_task(void *buffers[], void *cl_arg) {
+  const MergeShape s =
+      unpack(cl_arg, buffers[STARPU_TASK_GET_NBUFFERS(starpu_task_get_current()) - 1]);
+  merge_cpu(s, part_pointers(buffers, s, 0).data(), vector_data(buffers[s.parts]));
+}
+
+void split_cpu_task(void *buffers[], void *cl_arg) {
+  const MergeShape s = unpack(cl_arg, buffers[0]);
+  split_cpu(s, vector_data(buffers[0]), part_pointers(buffers, s, 1).data());
+}
+
+#ifdef STARCNN_USE_CUDA
+void merge_cuda_task(void *buffers[], void *cl_arg) {
+  const MergeShape s =
+      unpack(cl_arg, buffers[STARPU_TASK_GET_NBUFFERS(starpu_task_get_current()) - 1]);
+  merge_cuda(s, part_pointers(buffers, s, 0).data(), vector_data(buffers[s.parts]),
+             starpu_cuda_get_local_stream());
+}
+
+void split_cuda_task(void *buffers[], void *cl_arg) {
+  const MergeShape s = unpack(cl_arg, buffers[0]);
+  split_cuda(s, vector_data(buffers[0]), part_pointers(buffers, s, 1).data(),
+             starpu_cuda_get_local_stream());
+}
+#endif
+
+starpu_perfmodel merge_model = history_model("starcnn_merge");
+starpu_perfmodel split_model = history_model("starcnn_split");
+
+std::vector<starpu_data_descr> describe(const std::vector<starpu_data_handle_t> &parts,
+                                        starpu_data_access_mode mode) {
+  std::vector<starpu_data_descr> descrs;
+  for (starpu_data_handle_t h : parts) descrs.push_back({h, mode});
+  return descrs;
+}
+
+void check_handles(const std::vector<starpu_data_handle_t> &parts, const MergeShape &s) {
+  if (parts.size() != s.parts) throw std::invalid_argument("merge/split: part count mismatch");
+}
+
+}  // namespace
+
+// Variable buffers: k parts plus the whole; StarPU's dynamic handle arrays allow k > NMAXBUFS.
+starpu_codelet merge_codelet =
+    make_codelet("merge", merge_cpu_task, STARCNN_CUDA_FUNC(merge_cuda_task), &merge_model, {});
+starpu_codelet split_codelet =
+    make_codelet("split", split_cpu_task, STARCNN_CUDA_FUNC(split_cuda_task), &split_model, {});
+
+void submit_merge(const std::vector<starpu_data_handle_t> &parts, starpu_data_handle_t whole,
+                  const MergeShape &shape, Where where, int priority) {
+  check_handles(parts, shape);
+  std::vector<starpu_data_descr> descrs = describe(parts, STARPU_R);
+  descrs.push_back({whole, STARPU_W});
+  const int ret = starpu_task_insert(
+      &merge_codelet, STARPU_DATA_MODE_ARRAY, descrs.data(), int(descrs.size()), STARPU_VALUE,
+      &shape, sizeof(shape), STARPU_EXECUTE_WHERE, where_mask(where), STARPU_PRIORITY, priority, 0);
+  check_submit(ret, "merge");
+}
+
+void submit_split(starpu_data_handle_t whole, const std::vector<starpu_data_handle_t> &parts,
+                  const MergeShape &shape, Where where, int priority) {
+  check_handles(parts, shape);
+  std::vector<starpu_data_descr> descrs{{whole, STARPU_R}};
+  for (const starpu_data_descr &d : describe(parts, STARPU_W)) descrs.push_back(d);
+  const int ret = starpu_task_insert(
+      &split_codelet, STARPU_DATA_MODE_ARRAY, descrs.data(), int(descrs.size()), STARPU_VALUE,
+      &shape, sizeof(shape), STARPU_EXECUTE_WHERE, where_mask(where), STARPU_PRIORITY, priority, 0);
+  check_submit(ret, "split");
+}
+
+}  // namespace starcnn

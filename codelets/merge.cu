@@ -1,0 +1,39 @@
+// Merge and split on the GPU: one strided asynchronous copy per part on the worker's stream.
+#include "codelets/merge.h"
+
+namespace starcnn {
+namespace {
+
+// Copies rows x width bytes between two pitched layouts, device to device.
+void copy_rows(float *dst, size_t dst_pitch, const float *src, size_t src_pitch, size_t width,
+               size_t rows, cudaStream_t stream) {
+  const cudaError_t status = cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, width, rows,
+                                               cudaMemcpyDeviceToDevice, stream);
+  if (status != cudaSuccess) STARPU_CUDA_REPORT_ERROR(status);
+}
+
+}  // namespace
+
+void merge_cuda(const MergeShape &s, const float *const *parts, float *whole, cudaStream_t stream) {
+  const size_t sample_bytes = size_t(s.total_channels()) * s.hw * sizeof(float);
+  size_t offset = 0;
+  for (uint32_t p = 0; p < s.parts; ++p) {
+    const size_t run = size_t(s.channels[p]) * s.hw;
+    copy_rows(whole + offset, sample_bytes, parts[p], run * sizeof(float), run * sizeof(float), s.n,
+              stream);
+    offset += run;
+  }
+}
+
+void split_cuda(const MergeShape &s, const float *whole, float *const *parts, cudaStream_t stream) {
+  const size_t sample_bytes = size_t(s.total_channels()) * s.hw * sizeof(float);
+  size_t offset = 0;
+  for (uint32_t p = 0; p < s.parts; ++p) {
+    const size_t run = size_t(s.channels[p]) * s.hw;
+    copy_rows(parts[p], run * sizeof(float), whole + offset, sample_bytes, run * sizeof(float), s.n,
+              stream);
+    offset += run;
+  }
+}
+
+}  // namespace starcnn

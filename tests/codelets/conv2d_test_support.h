@@ -1,0 +1,58 @@
+// Random convolution problems and sample-wise partitioning for the conv2d tests.
+#pragma once
+
+#include <starpu.h>
+
+#include <string>
+#include <vector>
+
+#include "codelets/conv2d_shape.h"
+#include "tests/support/random_data.h"
+
+namespace starcnn::testing {
+
+// Inputs of one convolution and a random upstream gradient r (dY), all in [-1, 1].
+struct ConvProblem {
+  Conv2dShape shape;
+  std::vector<float> x, w, b, r;
+};
+
+inline ConvProblem random_problem(const Conv2dShape &s, uint32_t seed) {
+  return {s, random_floats(s.x_count(), seed), random_floats(s.w_count(), seed + 1),
+          random_floats(s.b_count(), seed + 2), random_floats(s.y_count(), seed + 3)};
+}
+
+inline std::string describe(const Conv2dShape &s) {
+  return "n=" + std::to_string(s.n) + " c_in=" + std::to_string(s.c_in) +
+         " h=" + std::to_string(s.h) + " w=" + std::to_string(s.w) +
+         " c_out=" + std::to_string(s.c_out) + " k=" + std::to_string(s.k) +
+         " stride=" + std::to_string(s.stride) + " pad=" + std::to_string(s.pad);
+}
+
+// Shapes covering odd sizes, batch 1, one filter, non-square inputs, 1x1, 5x5 pad 0, 3x3 pad 1,
+// stride 2 with and without padding, an even kernel, and a longer reduction (c_in 16).
+inline const std::vector<Conv2dShape> &test_shapes() {
+  static const std::vector<Conv2dShape> shapes = {
+      {2, 3, 7, 9, 4, 3, 1, 1},   {1, 1, 5, 5, 1, 5, 1, 0},  {3, 2, 11, 8, 5, 3, 2, 1},
+      {2, 3, 12, 12, 6, 5, 1, 0}, {1, 4, 6, 5, 3, 1, 1, 0},  {2, 2, 9, 10, 3, 4, 2, 0},
+      {3, 16, 8, 8, 7, 3, 1, 1},  {1, 3, 13, 6, 1, 3, 2, 1},
+  };
+  return shapes;
+}
+
+// Cuts a vector handle into consecutive pieces of the given element counts (e.g. sub-batches or
+// filter slices). Undo with starpu_data_unpartition(handle, STARPU_MAIN_RAM).
+inline std::vector<starpu_data_handle_t> partition_vector(starpu_data_handle_t handle,
+                                                          std::vector<uint32_t> lengths) {
+  starpu_data_filter filter{};
+  filter.filter_func = starpu_vector_filter_list;
+  filter.nchildren = unsigned(lengths.size());
+  filter.filter_arg_ptr = lengths.data();
+  starpu_data_partition(handle, &filter);
+  std::vector<starpu_data_handle_t> parts;
+  for (unsigned p = 0; p < lengths.size(); ++p)
+    parts.push_back(starpu_data_get_sub_data(handle, 1, p));
+  return parts;
+}
+
+}  // namespace starcnn::testing
