@@ -4,7 +4,8 @@
 
 namespace starcnn {
 
-void maxpool_forward_cpu(const float *x, float *p, int32_t *argmax, const MaxpoolShape &shape) {
+void maxpool_forward_cpu(const float *x, float *p, int32_t *argmax, const MaxpoolShape &shape,
+                         bool relu) {
   const size_t in_plane = size_t(shape.height) * shape.width;
   const size_t out_plane = size_t(shape.out_height()) * shape.out_width();
   for (size_t plane = 0; plane < shape.planes(); ++plane) {
@@ -18,8 +19,9 @@ void maxpool_forward_cpu(const float *x, float *p, int32_t *argmax, const Maxpoo
         uint32_t best = corner;
         for (uint32_t i : window)
           if (xp[i] > xp[best] || std::isnan(xp[i])) best = i;
-        p[out] = xp[best];
-        argmax[out] = static_cast<int32_t>(best);
+        const bool clamped = relu && !(xp[best] > 0.0f);
+        p[out] = clamped ? 0.0f : xp[best];
+        argmax[out] = clamped ? -1 : static_cast<int32_t>(best);
       }
     }
   }
@@ -33,7 +35,7 @@ void maxpool_backward_cpu(const float *dp, const int32_t *argmax, float *dx,
   // Windows do not overlap, so each dP lands on its own element.
   for (size_t plane = 0; plane < shape.planes(); ++plane)
     for (size_t o = plane * out_plane; o < (plane + 1) * out_plane; ++o)
-      dx[plane * in_plane + size_t(argmax[o])] = dp[o];
+      if (argmax[o] >= 0) dx[plane * in_plane + size_t(argmax[o])] = dp[o];
 }
 
 namespace {
@@ -54,10 +56,16 @@ MaxpoolShape unpack_shape(void *cl_arg, void *input, void *output, void *argmax)
   return shape;
 }
 
-void maxpool_forward_cpu_task(void *buffers[], void *cl_arg) {
+void maxpool_forward_task(void *buffers[], void *cl_arg, bool relu) {
   const MaxpoolShape shape = unpack_shape(cl_arg, buffers[0], buffers[1], buffers[2]);
   maxpool_forward_cpu(vector_data(buffers[0]), vector_data(buffers[1]), index_data(buffers[2]),
-                      shape);
+                      shape, relu);
+}
+void maxpool_forward_cpu_task(void *buffers[], void *cl_arg) {
+  maxpool_forward_task(buffers, cl_arg, false);
+}
+void relu_maxpool_forward_cpu_task(void *buffers[], void *cl_arg) {
+  maxpool_forward_task(buffers, cl_arg, true);
 }
 
 void maxpool_backward_cpu_task(void *buffers[], void *cl_arg) {
@@ -67,10 +75,16 @@ void maxpool_backward_cpu_task(void *buffers[], void *cl_arg) {
 }
 
 #ifdef STARCNN_USE_CUDA
-void maxpool_forward_cuda_task(void *buffers[], void *cl_arg) {
+void maxpool_forward_cuda_task(void *buffers[], void *cl_arg, bool relu) {
   const MaxpoolShape shape = unpack_shape(cl_arg, buffers[0], buffers[1], buffers[2]);
   maxpool_forward_cuda(vector_data(buffers[0]), vector_data(buffers[1]), index_data(buffers[2]),
-                       shape, starpu_cuda_get_local_stream());
+                       shape, relu, starpu_cuda_get_local_stream());
+}
+void maxpool_forward_cuda_task(void *buffers[], void *cl_arg) {
+  maxpool_forward_cuda_task(buffers, cl_arg, false);
+}
+void relu_maxpool_forward_cuda_task(void *buffers[], void *cl_arg) {
+  maxpool_forward_cuda_task(buffers, cl_arg, true);
 }
 
 void maxpool_backward_cuda_task(void *buffers[], void *cl_arg) {
@@ -81,6 +95,7 @@ void maxpool_backward_cuda_task(void *buffers[], void *cl_arg) {
 #endif
 
 starpu_perfmodel maxpool_forward_model = history_model("starcnn_maxpool_forward");
+starpu_perfmodel relu_maxpool_forward_model = history_model("starcnn_relu_maxpool_forward");
 starpu_perfmodel maxpool_backward_model = history_model("starcnn_maxpool_backward");
 
 }  // namespace
@@ -88,17 +103,37 @@ starpu_perfmodel maxpool_backward_model = history_model("starcnn_maxpool_backwar
 starpu_codelet maxpool_forward_codelet = make_codelet(
     "maxpool_forward", maxpool_forward_cpu_task, STARCNN_CUDA_FUNC(maxpool_forward_cuda_task),
     &maxpool_forward_model, {STARPU_R, STARPU_W, STARPU_W});
+starpu_codelet relu_maxpool_forward_codelet =
+    make_codelet("relu_maxpool_forward", relu_maxpool_forward_cpu_task,
+                 STARCNN_CUDA_FUNC(relu_maxpool_forward_cuda_task), &relu_maxpool_forward_model,
+                 {STARPU_R, STARPU_W, STARPU_W});
 starpu_codelet maxpool_backward_codelet = make_codelet(
     "maxpool_backward", maxpool_backward_cpu_task, STARCNN_CUDA_FUNC(maxpool_backward_cuda_task),
     &maxpool_backward_model, {STARPU_R, STARPU_R, STARPU_W});
 
+namespace {
+
+void submit_forward(starpu_codelet *codelet, starpu_data_handle_t x, starpu_data_handle_t p,
+                    starpu_data_handle_t argmax, const MaxpoolShape &shape, Where where,
+                    int priority) {
+  const int ret = starpu_task_insert(codelet, STARPU_R, x, STARPU_W, p, STARPU_W, argmax,
+                                     STARPU_VALUE, &shape, sizeof(shape), STARPU_EXECUTE_WHERE,
+                                     where_mask(where), STARPU_PRIORITY, priority, 0);
+  check_submit(ret, codelet->name);
+}
+
+}  // namespace
+
 void submit_maxpool_forward(starpu_data_handle_t x, starpu_data_handle_t p,
                             starpu_data_handle_t argmax, const MaxpoolShape &shape, Where where,
                             int priority) {
-  const int ret = starpu_task_insert(
-      &maxpool_forward_codelet, STARPU_R, x, STARPU_W, p, STARPU_W, argmax, STARPU_VALUE, &shape,
-      sizeof(shape), STARPU_EXECUTE_WHERE, where_mask(where), STARPU_PRIORITY, priority, 0);
-  check_submit(ret, "maxpool_forward");
+  submit_forward(&maxpool_forward_codelet, x, p, argmax, shape, where, priority);
+}
+
+void submit_relu_maxpool_forward(starpu_data_handle_t x, starpu_data_handle_t p,
+                                 starpu_data_handle_t argmax, const MaxpoolShape &shape,
+                                 Where where, int priority) {
+  submit_forward(&relu_maxpool_forward_codelet, x, p, argmax, shape, where, priority);
 }
 
 void submit_maxpool_backward(starpu_data_handle_t dp, starpu_data_handle_t argmax,

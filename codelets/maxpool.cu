@@ -4,9 +4,10 @@
 namespace starcnn {
 namespace {
 
-// One thread per output element; the scan order and tie rule are those of maxpool_forward_cpu.
+// One thread per output element; the scan order, tie rule and ReLU clamp are those of
+// maxpool_forward_cpu.
 __global__ void maxpool_forward_kernel(const float *x, float *p, int32_t *argmax,
-                                       MaxpoolShape shape) {
+                                       MaxpoolShape shape, bool relu) {
   const uint32_t ow_count = shape.out_width(), oh_count = shape.out_height();
   const size_t total = shape.out_size();
   for (size_t o = blockIdx.x * size_t(blockDim.x) + threadIdx.x; o < total;
@@ -20,8 +21,9 @@ __global__ void maxpool_forward_kernel(const float *x, float *p, int32_t *argmax
     uint32_t best = corner;
     for (uint32_t i : window)
       if (xp[i] > xp[best] || isnan(xp[i])) best = i;
-    p[o] = xp[best];
-    argmax[o] = int32_t(best);
+    const bool clamped = relu && !(xp[best] > 0.0f);
+    p[o] = clamped ? 0.0f : xp[best];
+    argmax[o] = clamped ? -1 : int32_t(best);
   }
 }
 
@@ -48,11 +50,11 @@ __global__ void maxpool_backward_kernel(const float *dp, const int32_t *argmax, 
 }  // namespace
 
 void maxpool_forward_cuda(const float *x, float *p, int32_t *argmax, const MaxpoolShape &shape,
-                          cudaStream_t stream) {
+                          bool relu, cudaStream_t stream) {
   if (shape.out_size() == 0) return;
   maxpool_forward_kernel<<<grid_for(shape.out_size()), kThreadsPerBlock, 0, stream>>>(x, p, argmax,
-                                                                                      shape);
-  check_launch("maxpool_forward");
+                                                                                      shape, relu);
+  check_launch(relu ? "relu_maxpool_forward" : "maxpool_forward");
 }
 
 void maxpool_backward_cuda(const float *dp, const int32_t *argmax, float *dx,

@@ -61,10 +61,30 @@ std::vector<double> reference_backward(const std::vector<float> &x, const std::v
   return dx;
 }
 
-// Distinct values at least 1/size apart in random order: no window holds near-ties.
+// maxpool(relu(x)) in double, and its gradient of sum(P * R): R at the maximum of each window
+// whose maximum is positive. Argmax -1 marks the other windows.
+Pooled reference_relu_maxpool(const std::vector<double> &x, const MaxpoolShape &s) {
+  std::vector<double> relu(x.size());
+  for (size_t i = 0; i < x.size(); ++i) relu[i] = x[i] > 0.0 ? x[i] : 0.0;
+  Pooled out = reference_maxpool(relu, s);
+  for (size_t o = 0; o < out.p.size(); ++o)
+    if (out.p[o] == 0.0) out.argmax[o] = -1;
+  return out;
+}
+
+std::vector<double> reference_relu_backward(const std::vector<float> &x,
+                                            const std::vector<float> &r, const MaxpoolShape &s) {
+  std::vector<double> dx = reference_backward(x, r, s);
+  for (size_t i = 0; i < x.size(); ++i)
+    if (!(x[i] > 0.0f)) dx[i] = 0.0;
+  return dx;
+}
+
+// Distinct values at least 2/size apart in random order, none of them zero: no window holds
+// near-ties and no value sits on ReLU's kink.
 std::vector<float> tie_free_floats(size_t size, uint32_t seed) {
   std::vector<float> v(size);
-  for (size_t i = 0; i < size; ++i) v[i] = float(i) / float(size) * 2.0f - 1.0f;
+  for (size_t i = 0; i < size; ++i) v[i] = (float(i) + 0.5f) / float(size) * 2.0f - 1.0f;
   std::shuffle(v.begin(), v.end(), std::mt19937(seed));
   return v;
 }
@@ -175,6 +195,57 @@ TEST_P(MaxpoolTest, BackwardMatchesFiniteDifferences) {
       const double numeric = (loss(plus) - loss(minus)) / (2 * eps);
       ASSERT_NEAR(dx[i], numeric, 1e-6) << "at element " << i;
     }
+  }
+}
+
+TEST_P(MaxpoolTest, FusedReluMatchesReference) {
+  uint32_t seed = 200;
+  for (const MaxpoolShape &s : kShapes) {
+    SCOPED_TRACE(describe(s));
+    const auto x = testing::random_floats(s.in_size(), ++seed);
+    const auto dp = testing::random_floats(s.out_size(), ++seed);
+    RegisteredVector xh(x), ph(s.out_size(), -7.0f), dph(dp), dxh(s.in_size(), -7.0f);
+    RegisteredIntVector ah(s.out_size(), -7);
+    submit_relu_maxpool_forward(xh.handle(), ph.handle(), ah.handle(), s);
+    submit_maxpool_backward(dph.handle(), ah.handle(), dxh.handle(), s);
+    const Pooled want = reference_relu_maxpool(to_double(x), s);
+    EXPECT_EQ(to_double(ph.read()), want.p);
+    EXPECT_EQ(ah.read(), want.argmax);
+    EXPECT_EQ(to_double(dxh.read()), reference_relu_backward(x, dp, s));
+  }
+  // A window of negatives pools to 0 and passes no gradient back.
+  RegisteredVector xh({-3.0f, -1.0f, -2.0f, -0.5f}), ph(1, -7.0f), dph(std::vector<float>{1.0f}),
+      dxh(4, -7.0f);
+  RegisteredIntVector ah(1, -7);
+  submit_relu_maxpool_forward(xh.handle(), ph.handle(), ah.handle(), {1, 1, 2, 2});
+  submit_maxpool_backward(dph.handle(), ah.handle(), dxh.handle(), {1, 1, 2, 2});
+  EXPECT_EQ(ph.read()[0], 0.0f);
+  EXPECT_EQ(ah.read()[0], -1);
+  EXPECT_EQ(dxh.read(), std::vector<float>(4, 0.0f));
+}
+
+// The fused forward's backward against central differences of maxpool(relu(x)) in double.
+TEST_P(MaxpoolTest, FusedReluBackwardMatchesFiniteDifferences) {
+  const MaxpoolShape s{2, 3, 6, 5};
+  const auto x = tie_free_floats(s.in_size(), 8);
+  const auto r = testing::random_floats(s.out_size(), 9);
+  RegisteredVector xh(x), ph(s.out_size()), rh(r), dxh(s.in_size(), -7.0f);
+  RegisteredIntVector ah(s.out_size());
+  submit_relu_maxpool_forward(xh.handle(), ph.handle(), ah.handle(), s);
+  submit_maxpool_backward(rh.handle(), ah.handle(), dxh.handle(), s);
+  const auto dx = dxh.read();
+  const double eps = 1e-4;
+  auto loss = [&](std::vector<double> xd) {
+    const Pooled pooled = reference_relu_maxpool(xd, s);
+    double sum = 0.0;
+    for (size_t o = 0; o < r.size(); ++o) sum += pooled.p[o] * r[o];
+    return sum;
+  };
+  for (size_t i = 0; i < x.size(); ++i) {
+    std::vector<double> plus = to_double(x), minus = to_double(x);
+    plus[i] += eps;
+    minus[i] -= eps;
+    ASSERT_NEAR(dx[i], (loss(plus) - loss(minus)) / (2 * eps), 1e-6) << "at element " << i;
   }
 }
 

@@ -25,10 +25,10 @@ struct CpuResult {
 };
 
 CpuResult run_on_cpu(const std::vector<float> &x, const std::vector<float> &dp,
-                     const MaxpoolShape &s) {
+                     const MaxpoolShape &s, bool relu = false) {
   CpuResult r{std::vector<float>(s.out_size()), std::vector<float>(s.in_size()),
               std::vector<int32_t>(s.out_size())};
-  maxpool_forward_cpu(x.data(), r.p.data(), r.argmax.data(), s);
+  maxpool_forward_cpu(x.data(), r.p.data(), r.argmax.data(), s, relu);
   maxpool_backward_cpu(dp.data(), r.argmax.data(), r.dx.data(), s);
   return r;
 }
@@ -82,6 +82,27 @@ TEST_P(MaxpoolCudaTest, ForwardAndBackwardOnCudaMatchCpu) {
   EXPECT_EQ(counts.cpu_tasks, 0);
   std::printf("[ maxpool ] %s: %d tasks on CUDA workers, %d on CPU workers\n", GetParam().c_str(),
               counts.cuda_tasks, counts.cpu_tasks);
+}
+
+TEST_P(MaxpoolCudaTest, FusedReluOnCudaMatchesCpu) {
+  uint32_t seed = 50;
+  for (const MaxpoolShape &s : kShapes) {
+    SCOPED_TRACE("C=" + std::to_string(s.channels) + " H=" + std::to_string(s.height) +
+                 " W=" + std::to_string(s.width));
+    const auto x = testing::random_floats(s.in_size(), ++seed);
+    const auto dp = testing::random_floats(s.out_size(), ++seed);
+    const CpuResult want = run_on_cpu(x, dp, s, true);
+    RegisteredVector xh(x), ph(s.out_size(), -7.0f), dph(dp), dxh(s.in_size(), -7.0f);
+    RegisteredIntVector ah(s.out_size(), -7);
+    submit_relu_maxpool_forward(xh.handle(), ph.handle(), ah.handle(), s, Where::cuda);
+    submit_maxpool_backward(dph.handle(), ah.handle(), dxh.handle(), s, Where::cuda);
+    EXPECT_EQ(ph.read(), want.p);
+    EXPECT_EQ(ah.read(), want.argmax);
+    EXPECT_EQ(dxh.read(), want.dx);
+  }
+  const testing::WorkerCounts counts = testing::count_tasks();
+  EXPECT_EQ(counts.cuda_tasks, 2 * int(std::size(kShapes)));
+  EXPECT_EQ(counts.cpu_tasks, 0);
 }
 
 // Sub-batches alternate between CUDA and CPU workers; the pieces still make the whole.
