@@ -56,16 +56,16 @@ MaxpoolShape unpack_shape(void *cl_arg, void *input, void *output, void *argmax)
   return shape;
 }
 
-void maxpool_forward_task(void *buffers[], void *cl_arg, bool relu) {
+void maxpool_forward_cpu_task(void *buffers[], void *cl_arg, bool relu) {
   const MaxpoolShape shape = unpack_shape(cl_arg, buffers[0], buffers[1], buffers[2]);
   maxpool_forward_cpu(vector_data(buffers[0]), vector_data(buffers[1]), index_data(buffers[2]),
                       shape, relu);
 }
 void maxpool_forward_cpu_task(void *buffers[], void *cl_arg) {
-  maxpool_forward_task(buffers, cl_arg, false);
+  maxpool_forward_cpu_task(buffers, cl_arg, false);
 }
 void relu_maxpool_forward_cpu_task(void *buffers[], void *cl_arg) {
-  maxpool_forward_task(buffers, cl_arg, true);
+  maxpool_forward_cpu_task(buffers, cl_arg, true);
 }
 
 void maxpool_backward_cpu_task(void *buffers[], void *cl_arg) {
