@@ -1,0 +1,148 @@
+#include "codelets/maxpool.h"
+
+#include <cmath>
+
+namespace starcnn {
+
+void maxpool_forward_cpu(const float *x, float *p, int32_t *argmax, const MaxpoolShape &shape,
+                         bool relu) {
+  const size_t in_plane = size_t(shape.height) * shape.width;
+  const size_t out_plane = size_t(shape.out_height()) * shape.out_width();
+  for (size_t plane = 0; plane < shape.planes(); ++plane) {
+    const float *xp = x + plane * in_plane;
+    size_t out = plane * out_plane;
+    for (uint32_t oh = 0; oh < shape.out_height(); ++oh) {
+      for (uint32_t ow = 0; ow < shape.out_width(); ++ow, ++out) {
+        const uint32_t corner = 2 * oh * shape.width + 2 * ow;
+        const uint32_t window[4] = {corner, corner + 1, corner + shape.width,
+                                    corner + shape.width + 1};
+        uint32_t best = corner;
+        for (uint32_t i : window)
+          if (xp[i] > xp[best] || std::isnan(xp[i])) best = i;
+        const bool clamped = relu && !(xp[best] > 0.0f);
+        p[out] = clamped ? 0.0f : xp[best];
+        argmax[out] = clamped ? -1 : static_cast<int32_t>(best);
+      }
+    }
+  }
+}
+
+void maxpool_backward_cpu(const float *dp, const int32_t *argmax, float *dx,
+                          const MaxpoolShape &shape) {
+  const size_t in_plane = size_t(shape.height) * shape.width;
+  const size_t out_plane = size_t(shape.out_height()) * shape.out_width();
+  for (size_t i = 0; i < shape.in_size(); ++i) dx[i] = 0.0f;
+  // Windows do not overlap, so each dP lands on its own element.
+  for (size_t plane = 0; plane < shape.planes(); ++plane)
+    for (size_t o = plane * out_plane; o < (plane + 1) * out_plane; ++o)
+      if (argmax[o] >= 0) dx[plane * in_plane + size_t(argmax[o])] = dp[o];
+}
+
+namespace {
+
+int32_t *index_data(void *buffer) {
+  STARPU_ASSERT(STARPU_VECTOR_GET_ELEMSIZE(buffer) == sizeof(int32_t));
+  return reinterpret_cast<int32_t *>(STARPU_VECTOR_GET_PTR(buffer));
+}
+
+// Reads the shape and checks it against the buffers: the input-sized one (X or dX), the
+// output-sized one (P or dP) and the argmax.
+MaxpoolShape unpack_shape(void *cl_arg, void *input, void *output, void *argmax) {
+  MaxpoolShape shape;
+  starpu_codelet_unpack_args(cl_arg, &shape);
+  STARPU_ASSERT(vector_length(input) == shape.in_size());
+  STARPU_ASSERT(vector_length(output) == shape.out_size());
+  STARPU_ASSERT(vector_length(argmax) == shape.out_size());
+  return shape;
+}
+
+void maxpool_forward_cpu_task(void *buffers[], void *cl_arg, bool relu) {
+  const MaxpoolShape shape = unpack_shape(cl_arg, buffers[0], buffers[1], buffers[2]);
+  maxpool_forward_cpu(vector_data(buffers[0]), vector_data(buffers[1]), index_data(buffers[2]),
+                      shape, relu);
+}
+void maxpool_forward_cpu_task(void *buffers[], void *cl_arg) {
+  maxpool_forward_cpu_task(buffers, cl_arg, false);
+}
+void relu_maxpool_forward_cpu_task(void *buffers[], void *cl_arg) {
+  maxpool_forward_cpu_task(buffers, cl_arg, true);
+}
+
+void maxpool_backward_cpu_task(void *buffers[], void *cl_arg) {
+  const MaxpoolShape shape = unpack_shape(cl_arg, buffers[2], buffers[0], buffers[1]);
+  maxpool_backward_cpu(vector_data(buffers[0]), index_data(buffers[1]), vector_data(buffers[2]),
+                       shape);
+}
+
+#ifdef STARCNN_USE_CUDA
+void maxpool_forward_cuda_task(void *buffers[], void *cl_arg, bool relu) {
+  const MaxpoolShape shape = unpack_shape(cl_arg, buffers[0], buffers[1], buffers[2]);
+  maxpool_forward_cuda(vector_data(buffers[0]), vector_data(buffers[1]), index_data(buffers[2]),
+                       shape, relu, starpu_cuda_get_local_stream());
+}
+void maxpool_forward_cuda_task(void *buffers[], void *cl_arg) {
+  maxpool_forward_cuda_task(buffers, cl_arg, false);
+}
+void relu_maxpool_forward_cuda_task(void *buffers[], void *cl_arg) {
+  maxpool_forward_cuda_task(buffers, cl_arg, true);
+}
+
+void maxpool_backward_cuda_task(void *buffers[], void *cl_arg) {
+  const MaxpoolShape shape = unpack_shape(cl_arg, buffers[2], buffers[0], buffers[1]);
+  maxpool_backward_cuda(vector_data(buffers[0]), index_data(buffers[1]), vector_data(buffers[2]),
+                        shape, starpu_cuda_get_local_stream());
+}
+#endif
+
+starpu_perfmodel maxpool_forward_model = history_model("starcnn_maxpool_forward");
+starpu_perfmodel relu_maxpool_forward_model = history_model("starcnn_relu_maxpool_forward");
+starpu_perfmodel maxpool_backward_model = history_model("starcnn_maxpool_backward");
+
+}  // namespace
+
+starpu_codelet maxpool_forward_codelet = make_codelet(
+    "maxpool_forward", maxpool_forward_cpu_task, STARCNN_CUDA_FUNC(maxpool_forward_cuda_task),
+    &maxpool_forward_model, {STARPU_R, STARPU_W, STARPU_W});
+starpu_codelet relu_maxpool_forward_codelet =
+    make_codelet("relu_maxpool_forward", relu_maxpool_forward_cpu_task,
+                 STARCNN_CUDA_FUNC(relu_maxpool_forward_cuda_task), &relu_maxpool_forward_model,
+                 {STARPU_R, STARPU_W, STARPU_W});
+starpu_codelet maxpool_backward_codelet = make_codelet(
+    "maxpool_backward", maxpool_backward_cpu_task, STARCNN_CUDA_FUNC(maxpool_backward_cuda_task),
+    &maxpool_backward_model, {STARPU_R, STARPU_R, STARPU_W});
+
+namespace {
+
+void submit_forward(starpu_codelet *codelet, starpu_data_handle_t x, starpu_data_handle_t p,
+                    starpu_data_handle_t argmax, const MaxpoolShape &shape, Where where,
+                    int priority) {
+  const int ret = starpu_task_insert(codelet, STARPU_R, x, STARPU_W, p, STARPU_W, argmax,
+                                     STARPU_VALUE, &shape, sizeof(shape), STARPU_EXECUTE_WHERE,
+                                     where_mask(where), STARPU_PRIORITY, priority, 0);
+  check_submit(ret, codelet->name);
+}
+
+}  // namespace
+
+void submit_maxpool_forward(starpu_data_handle_t x, starpu_data_handle_t p,
+                            starpu_data_handle_t argmax, const MaxpoolShape &shape, Where where,
+                            int priority) {
+  submit_forward(&maxpool_forward_codelet, x, p, argmax, shape, where, priority);
+}
+
+void submit_relu_maxpool_forward(starpu_data_handle_t x, starpu_data_handle_t p,
+                                 starpu_data_handle_t argmax, const MaxpoolShape &shape,
+                                 Where where, int priority) {
+  submit_forward(&relu_maxpool_forward_codelet, x, p, argmax, shape, where, priority);
+}
+
+void submit_maxpool_backward(starpu_data_handle_t dp, starpu_data_handle_t argmax,
+                             starpu_data_handle_t dx, const MaxpoolShape &shape, Where where,
+                             int priority) {
+  const int ret = starpu_task_insert(
+      &maxpool_backward_codelet, STARPU_R, dp, STARPU_R, argmax, STARPU_W, dx, STARPU_VALUE, &shape,
+      sizeof(shape), STARPU_EXECUTE_WHERE, where_mask(where), STARPU_PRIORITY, priority, 0);
+  check_submit(ret, "maxpool_backward");
+}
+
+}  // namespace starcnn
