@@ -1,5 +1,6 @@
 #include "codelets/codelet_support.h"
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -62,8 +63,19 @@ starpu_codelet make_codelet(const char *name, starpu_cpu_func_t cpu, starpu_cuda
   return cl;
 }
 
+namespace {
+std::atomic<uint64_t> submitted_tasks{0};
+}  // namespace
+
+uint64_t submitted_task_count() {
+  return submitted_tasks.load(std::memory_order_relaxed);
+}
+
 void check_submit(int ret, const char *op) {
-  if (ret == 0) return;
+  if (ret == 0) {
+    submitted_tasks.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
   if (ret == -ENODEV)
     throw std::runtime_error(std::string("no StarPU worker of the allowed kinds can run ") + op);
   throw std::runtime_error(std::string("submitting ") + op + " failed: " + std::strerror(-ret));

@@ -42,6 +42,9 @@ inline unsigned long long where_mask(Where where) {
   return static_cast<unsigned long long>(where);
 }
 
+// Tasks submitted through check_submit() since the program started (for tasks-per-step reports).
+uint64_t submitted_task_count();
+
 // Throws std::runtime_error naming `op` when starpu_task_insert failed; -ENODEV means no worker
 // of the allowed kinds can run it.
 void check_submit(int ret, const char *op);

@@ -1,0 +1,43 @@
+// A small command-line parser for starcnn's programs: --name VALUE or --name=VALUE options with
+// checked types and ranges, flags, --help, and errors that name the option.
+#pragma once
+
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace starcnn {
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class ArgParser {
+ public:
+  ArgParser(std::string program, std::string summary);
+
+  void add(const std::string &name, const std::string &metavar, const std::string &help,
+           std::string *target);
+  void add(const std::string &name, const std::string &metavar, const std::string &help,
+           long *target, long min, long max);
+  void add(const std::string &name, const std::string &metavar, const std::string &help,
+           double *target, double min, double max);
+  void add_flag(const std::string &name, const std::string &help, bool *target);
+
+  // False when --help was given (usage printed to stdout); throws UsageError on bad input.
+  bool parse(int argc, char **argv);
+  std::string usage() const;
+  const std::string &program() const { return program_; }
+
+ private:
+  struct Option {
+    std::string name, metavar, help, default_text;
+    std::function<void(const std::string &)> set;  // empty for flags
+    bool *flag = nullptr;
+  };
+  std::string program_, summary_;
+  std::vector<Option> options_;
+};
+
+}  // namespace starcnn

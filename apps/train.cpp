@@ -1,0 +1,183 @@
+// starcnn's training app: trains a network on a data set with StarPU's CPU and CUDA workers,
+// prints progress and a summary per epoch, saves checkpoints, and ends with one JSON line.
+#include "apps/args_cli.h"
+#include "apps/progress_cli.h"
+#include "model/checkpoint.h"
+#include "model/dataset.h"
+#include "model/network_spec.h"
+#include "model/parameter_set.h"
+#include "model/runtime.h"
+#include "model/trainer.h"
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+namespace starcnn {
+namespace {
+
+std::atomic<bool> stop_requested{false};
+
+void on_interrupt(int) {
+  stop_requested.store(true);
+  std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends the program at once
+}
+
+struct Options {
+  std::string data = "mnist", data_dir = default_data_dir(), network = "lenet", plan = "none";
+  std::string checkpoint, init;
+  long epochs = 3, batch = 64, seed = 1, eval_every = 1, log_every = 100;
+  double lr = 0.05, momentum = 0.9, weight_decay = 0.0;
+};
+
+Options parse_options(int argc, char **argv, bool *run) {
+  Options o;
+  ArgParser args("train",
+                 "Trains a CNN with StarPU on CPU and CUDA workers. The scheduler is StarPU's\n"
+                 "STARPU_SCHED (eager, lws, dmda, dmdas, ...); STARPU_NCPU and STARPU_NCUDA limit\n"
+                 "the workers.");
+  args.add("data", "NAME", "data set: mnist, fashion or cifar10:DIR", &o.data);
+  args.add("data-dir", "DIR", "where scripts/fetch-data put mnist/ and fashion/", &o.data_dir);
+  args.add("network", "NAME|FILE", "lenet, wide, or a network description file", &o.network);
+  args.add("epochs", "N", "passes over the training set", &o.epochs, 0, 100000);
+  args.add("batch", "N", "samples per step", &o.batch, 1, 1 << 20);
+  args.add("lr", "F", "learning rate", &o.lr, 0.0, 1e6);
+  args.add("momentum", "F", "SGD momentum", &o.momentum, 0.0, 1.0);
+  args.add("weight-decay", "F", "SGD weight decay (L2)", &o.weight_decay, 0.0, 1e6);
+  args.add("seed", "N", "seed of the initial weights and of the shuffling", &o.seed, 0, LONG_MAX);
+  args.add("plan", "PLAN",
+           "split plan of every conv: none, even:K, cpu:N or F@cpu,F@cuda,...; per layer with "
+           "'PLAN;conv2=PLAN'",
+           &o.plan);
+  args.add("checkpoint", "FILE",
+           "save the weights here (safetensors) after each epoch and on Ctrl-C", &o.checkpoint);
+  args.add("init", "FILE", "start from this checkpoint (weights, momentum and step count)",
+           &o.init);
+  args.add("eval-every", "N", "evaluate on the test set every N epochs (0: never)", &o.eval_every,
+           0, 100000);
+  args.add("log-every", "N", "steps between progress reports", &o.log_every, 1, 1 << 30);
+  *run = args.parse(argc, argv);
+  return o;
+}
+
+void print_json_summary(const Options &o, const Runtime &runtime, const EpochSummary &last,
+                        const Evaluation *test, int64_t step, uint64_t tasks_per_step) {
+  std::printf(
+      "{\"event\": \"summary\", \"network\": \"%s\", \"data\": \"%s\", \"scheduler\": \"%s\", "
+      "\"workers\": \"%s\", \"plan\": \"%s\", \"batch\": %ld, \"epochs\": %zu, \"steps\": %lld, "
+      "\"train_loss\": %.6f, \"train_accuracy\": %.6f, \"test_loss\": %s, \"test_accuracy\": %s, "
+      "\"images_per_s\": %.1f, \"seconds\": %.3f, \"tasks_per_step\": %llu, \"interrupted\": %s}\n",
+      o.network.c_str(), o.data.c_str(), runtime.scheduler().c_str(),
+      runtime.describe_workers().c_str(), o.plan.c_str(), o.batch, last.epoch + 1, (long long)step,
+      last.train_loss, last.train_accuracy, test ? std::to_string(test->loss).c_str() : "null",
+      test ? std::to_string(test->accuracy).c_str() : "null", last.images_per_s, last.seconds,
+      (unsigned long long)tasks_per_step, last.interrupted ? "true" : "false");
+}
+
+void save(const Options &o, const NetworkSpec &spec, const Dataset &data, ParameterSet &params,
+          int64_t step, int64_t epoch) {
+  if (o.checkpoint.empty()) return;
+  Checkpoint ckpt;
+  ckpt.network = spec.text;
+  ckpt.preprocess = data.preprocess;
+  ckpt.step = step;
+  ckpt.epoch = epoch;
+  ckpt.parameters = params.read(false);
+  if (o.momentum != 0.0) ckpt.momentum = params.read(true);
+  save_checkpoint(o.checkpoint, ckpt);
+  std::printf("saved %s (step %lld)\n", o.checkpoint.c_str(), (long long)step);
+}
+
+int run(const Options &o) {
+  std::printf("loading %s from %s\n", o.data.c_str(), o.data_dir.c_str());
+  const Dataset train = load_dataset(o.data, Split::train, o.data_dir);
+  const Dataset test = load_dataset(o.data, Split::test, o.data_dir);
+  NetworkSpec spec = load_network(o.network);
+  if (spec.input.c != int(train.channels)) spec = with_input_channels(spec, int(train.channels));
+  if (spec.input.h != int(train.height) || spec.input.w != int(train.width))
+    throw std::invalid_argument(spec.source + " takes " + std::to_string(spec.input.h) + "x" +
+                                std::to_string(spec.input.w) + " inputs, " + o.data + " has " +
+                                std::to_string(train.height) + "x" + std::to_string(train.width));
+
+  Runtime runtime;
+  std::printf("StarPU scheduler %s, %s\n", runtime.scheduler().c_str(),
+              runtime.describe_workers().c_str());
+  ParameterSet params(spec, parse_network_plan(o.plan), runtime.workers());
+  params.initialize(uint64_t(o.seed));
+  int64_t start_epoch = 0;
+  TrainConfig config;
+  config.batch = size_t(o.batch);
+  config.lr = float(o.lr);
+  config.momentum = float(o.momentum);
+  config.weight_decay = float(o.weight_decay);
+  config.seed = uint64_t(o.seed);
+  config.log_every = size_t(o.log_every);
+  Trainer trainer(spec, params, train, config);
+  if (!o.init.empty()) {
+    const Checkpoint ckpt = load_checkpoint(o.init, spec);
+    params.write(ckpt.parameters, false);
+    if (!ckpt.momentum.empty()) params.write(ckpt.momentum, true);
+    trainer.resume(ckpt.step, !ckpt.momentum.empty());
+    start_epoch = ckpt.epoch;
+    std::printf("resumed from %s at step %lld, epoch %lld\n", o.init.c_str(), (long long)ckpt.step,
+                (long long)ckpt.epoch);
+  }
+  std::printf("network %s on %s: %zu train / %zu test images of %zux%zux%zu\n", spec.source.c_str(),
+              o.data.c_str(), train.count, test.count, train.channels, train.height, train.width);
+  for (const std::string &line : trainer.network().describe()) std::printf("  %s\n", line.c_str());
+
+  std::signal(SIGINT, on_interrupt);
+  std::signal(SIGTERM, on_interrupt);
+  ProgressPrinter progress(size_t(start_epoch + o.epochs), size_t(o.batch));
+  EpochSummary last;
+  Evaluation eval;
+  bool evaluated = false;
+  for (int64_t epoch = start_epoch; epoch < start_epoch + o.epochs; ++epoch) {
+    last = trainer.train_epoch(
+        size_t(epoch), [&](const Progress &p) { progress.step(p); }, stop_requested);
+    progress.finish_line();
+    const bool eval_now =
+        o.eval_every > 0 && ((epoch + 1 - start_epoch) % o.eval_every == 0 || last.interrupted ||
+                             epoch + 1 == start_epoch + o.epochs);
+    evaluated = eval_now && !last.interrupted;
+    if (evaluated) eval = trainer.evaluate(test);
+    std::printf("epoch %lld: train loss %.4f acc %.2f%%, %s%.0f img/s, %.1f s, %llu tasks/step\n",
+                (long long)epoch + 1, last.train_loss, 100.0 * last.train_accuracy,
+                evaluated ? ("test loss " + std::to_string(eval.loss).substr(0, 6) + " acc " +
+                             std::to_string(100.0 * eval.accuracy).substr(0, 5) + "%, ")
+                                .c_str()
+                          : "",
+                last.images_per_s, last.seconds, (unsigned long long)trainer.tasks_per_step());
+    save(o, spec, train, params, trainer.step(), last.interrupted ? epoch : epoch + 1);
+    if (last.interrupted) break;
+  }
+  print_json_summary(o, runtime, last, evaluated ? &eval : nullptr, trainer.step(),
+                     trainer.tasks_per_step());
+  if (last.interrupted) {
+    std::fprintf(stderr, "train: interrupted\n");
+    return 130;
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace starcnn
+
+int main(int argc, char **argv) {
+  using namespace starcnn;
+  try {
+    bool run_it = false;
+    const Options options = parse_options(argc, argv, &run_it);
+    if (!run_it) return 0;
+    return run(options);
+  } catch (const UsageError &e) {
+    std::fprintf(stderr, "train: %s\n", e.what());
+    return 2;
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "train: error: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,15 @@
+// Copies a mini-batch from the data set in RAM into the input tensors as a CPU task, so the next
+// step's batch is prepared by a CPU worker while the current step runs.
+#pragma once
+
+#include "model/batcher.h"
+#include "model/tensor.h"
+
+namespace starcnn {
+
+// images [B, C, H, W] and labels [B] must hold batcher.batch_size(b) samples. The batcher must not
+// change epoch until the task has run (wait for the tasks first).
+void submit_load_batch(const Batcher &batcher, size_t b, const Tensor &images,
+                       const Tensor &labels);
+
+}  // namespace starcnn

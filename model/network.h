@@ -1,0 +1,38 @@
+// The network as a list of layers over one batch size, plus the softmax cross-entropy loss. Each
+// call only submits tasks: a whole training step is one task flow, with no waiting inside it.
+#pragma once
+
+#include "codelets/softmax_xent.h"
+#include "model/layer.h"
+#include "model/network_spec.h"
+#include "model/parameter_set.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace starcnn {
+
+class Network {
+ public:
+  // Throws std::invalid_argument for a layer starcnn cannot run (e.g. a maxpool other than 2).
+  Network(const NetworkSpec &spec, ParameterSet &params, int batch);
+
+  int batch() const { return batch_; }
+  int classes() const { return classes_; }
+  // Submits the forward pass of `input` [batch, C, H, W] and the loss against `labels` [batch]
+  // (int32); the loss sum and correct count are added into `stats` (see softmax_xent.h).
+  void forward(const Tensor &input, const Tensor &labels, const Tensor &stats);
+  // Submits the backward pass of the last forward (same input and labels).
+  void backward(const Tensor &input, const Tensor &labels);
+  const Tensor &logits() const { return layers_.back()->output(); }
+  // One line per layer, for the run's header.
+  std::vector<std::string> describe() const;
+
+ private:
+  int batch_, classes_;
+  std::vector<std::unique_ptr<Layer>> layers_;
+  Tensor logits_grad_;
+};
+
+}  // namespace starcnn

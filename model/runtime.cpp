@@ -1,0 +1,59 @@
+#include "model/runtime.h"
+
+#include "codelets/codelet_runtime.h"
+
+#include <starpu.h>
+
+#include <cstdlib>
+#include <stdexcept>
+
+namespace starcnn {
+
+Runtime::Runtime(const std::string &trace_dir) {
+  if (trace_dir.empty()) {
+    setenv("STARPU_FXT_TRACE", "0", 0);
+  } else {
+    setenv("STARPU_FXT_TRACE", "1", 1);
+    setenv("STARPU_FXT_PREFIX", (trace_dir + "/").c_str(), 1);
+  }
+  const int ret = starpu_init(nullptr);
+  if (ret == -ENODEV) throw std::runtime_error("StarPU found no worker to run tasks on");
+  if (ret != 0)
+    throw std::runtime_error("StarPU failed to start (error " + std::to_string(ret) + ")");
+  start_codelet_resources();
+}
+
+Runtime::~Runtime() {
+  starpu_task_wait_for_all();
+  stop_codelet_resources();
+  starpu_shutdown();
+}
+
+std::string Runtime::scheduler() const {
+  const starpu_sched_policy *policy = starpu_sched_ctx_get_sched_policy(0);
+  return policy && policy->policy_name ? policy->policy_name : "unknown";
+}
+
+MachineWorkers Runtime::workers() const {
+  return {int(starpu_cpu_worker_get_count()), int(starpu_cuda_worker_get_count())};
+}
+
+std::string Runtime::describe_workers() const {
+  const MachineWorkers w = workers();
+  std::string out = std::to_string(w.cpu) + " CPU worker" + (w.cpu == 1 ? "" : "s") + ", " +
+                    std::to_string(w.cuda) + " CUDA worker" + (w.cuda == 1 ? "" : "s");
+  if (w.cuda > 0) {
+    int ids[STARPU_NMAXWORKERS];
+    const unsigned n = starpu_worker_get_ids_by_type(STARPU_CUDA_WORKER, ids, STARPU_NMAXWORKERS);
+    std::string names;
+    for (unsigned i = 0; i < n; ++i) {
+      char name[128];
+      starpu_worker_get_name(ids[i], name, sizeof(name));
+      names += (i ? "; " : "") + std::string(name);
+    }
+    out += " (" + names + ")";
+  }
+  return out;
+}
+
+}  // namespace starcnn

@@ -1,0 +1,26 @@
+// StarPU for a program's lifetime: starts it (honouring STARPU_SCHED, STARPU_NCPU, STARPU_NCUDA and
+// the other STARPU_* variables), the codelets' per-worker resources, and says what it found.
+#pragma once
+
+#include "partition/split_plan.h"
+
+#include <string>
+
+namespace starcnn {
+
+class Runtime {
+ public:
+  // FxT tracing stays off unless STARPU_FXT_TRACE=1 or trace_dir is given (then the trace files
+  // go there). Throws std::runtime_error when StarPU cannot start.
+  explicit Runtime(const std::string &trace_dir = "");
+  ~Runtime();
+  Runtime(const Runtime &) = delete;
+  Runtime &operator=(const Runtime &) = delete;
+
+  std::string scheduler() const;
+  MachineWorkers workers() const;
+  // "2 CPU workers, 1 CUDA worker (NVIDIA H200)"
+  std::string describe_workers() const;
+};
+
+}  // namespace starcnn

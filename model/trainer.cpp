@@ -1,0 +1,151 @@
+#include "model/trainer.h"
+
+#include "codelets/accumulate.h"
+#include "model/batch_loader.h"
+
+#include <chrono>
+#include <cmath>
+#include <stdexcept>
+
+namespace starcnn {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::vector<int> image_shape(size_t batch, const Dataset &data) {
+  return {int(batch), int(data.channels), int(data.height), int(data.width)};
+}
+
+// Reads and clears the {loss sum, correct count} accumulator (waits for the tasks adding to it).
+std::pair<double, double> take_stats(Tensor &stats) {
+  const std::vector<float> values = stats.read();
+  submit_zero_fill(stats.handle());
+  return {values[0], values[1]};
+}
+
+}  // namespace
+
+Trainer::Trainer(const NetworkSpec &spec, ParameterSet &params, const Dataset &train,
+                 const TrainConfig &config)
+    : spec_(spec),
+      params_(params),
+      config_(config),
+      batcher_(train, {config.batch, true, config.seed, true}) {
+  if (batcher_.batch_count() == 0)
+    throw std::invalid_argument("the training set has fewer samples (" +
+                                std::to_string(train.count) + ") than one batch (" +
+                                std::to_string(config.batch) + ")");
+  network_ = std::make_unique<Network>(spec, params, int(config.batch));
+  for (int slot = 0; slot < 2; ++slot) {
+    images_.emplace_back(image_shape(config.batch, train), "images" + std::to_string(slot));
+    labels_.emplace_back(std::vector<int>{int(config.batch)}, "labels" + std::to_string(slot),
+                         ElementType::i32);
+  }
+  stats_ = Tensor({int(kXentStatsSize)}, "loss_stats");
+  set_sum_reduction(stats_.handle());
+}
+
+void Trainer::resume(int64_t step, bool momentum_loaded) {
+  step_ = step;
+  momentum_started_ = momentum_loaded;
+}
+
+EpochSummary Trainer::train_epoch(size_t epoch,
+                                  const std::function<void(const Progress &)> &on_progress,
+                                  const std::atomic<bool> &stop) {
+  starpu_task_wait_for_all();  // no load task of the previous epoch may still read the order
+  batcher_.start_epoch(epoch);
+  const size_t batches = batcher_.batch_count();
+  const Clock::time_point start = Clock::now();
+  EpochSummary summary;
+  summary.epoch = epoch;
+  double epoch_loss = 0, epoch_correct = 0;
+  size_t window_steps = 0;
+  for (size_t b = 0; b < batches && !stop.load(); ++b) {
+    const uint64_t submitted = submitted_task_count();
+    const Tensor &images = images_[b % 2], &labels = labels_[b % 2];
+    submit_load_batch(batcher_, b, images, labels);
+    network_->forward(images, labels, stats_);
+    network_->backward(images, labels);
+    const bool first_step = !momentum_started_;
+    params_.submit_update({config_.lr, config_.momentum, config_.weight_decay, first_step});
+    momentum_started_ = true;
+    if (tasks_per_step_ == 0) tasks_per_step_ = submitted_task_count() - submitted;
+    ++step_;
+    ++window_steps;
+    ++summary.steps;
+    starpu_task_wait_for_n_submitted(unsigned(tasks_per_step_) * unsigned(config_.steps_in_flight));
+
+    if ((b + 1) % config_.log_every == 0 || b + 1 == batches || stop.load()) {
+      const auto [loss, correct] = take_stats(stats_);
+      const double samples = double(window_steps * config_.batch);
+      if (!std::isfinite(loss))
+        throw std::runtime_error("the training loss is " + std::to_string(loss) + " at step " +
+                                 std::to_string(step_) +
+                                 ": lower the learning rate or check the data");
+      epoch_loss += loss;
+      epoch_correct += correct;
+      Progress progress;
+      progress.epoch = epoch;
+      progress.batch = b + 1;
+      progress.batches = batches;
+      progress.step = step_;
+      progress.loss = loss / samples;
+      progress.accuracy = correct / samples;
+      progress.seconds = seconds_since(start);
+      progress.images_per_s = double((b + 1) * config_.batch) / progress.seconds;
+      window_steps = 0;
+      if (on_progress) on_progress(progress);
+    }
+  }
+  starpu_task_wait_for_all();
+  summary.interrupted = summary.steps < batches;
+  summary.seconds = seconds_since(start);
+  const double samples = double(summary.steps * config_.batch);
+  if (summary.steps > 0) {
+    summary.train_loss = epoch_loss / samples;
+    summary.train_accuracy = epoch_correct / samples;
+    summary.images_per_s = samples / summary.seconds;
+  }
+  return summary;
+}
+
+Network &Trainer::eval_network(size_t batch, size_t slot) {
+  for (auto &net : eval_networks_)
+    if (size_t(net->batch()) == batch && slot-- == 0) return *net;
+  eval_networks_.push_back(std::make_unique<Network>(spec_, params_, int(batch)));
+  return *eval_networks_.back();
+}
+
+Evaluation Trainer::evaluate(const Dataset &data) {
+  const size_t batch = std::min(config_.eval_batch, data.count);
+  Batcher batcher(data, {batch, false, 0, false});
+  starpu_task_wait_for_all();
+  submit_zero_fill(stats_.handle());
+  const Clock::time_point start = Clock::now();
+  // Two networks per batch size take alternate batches, so independent batches can run at once.
+  std::vector<Tensor> images, labels;
+  for (size_t b = 0; b < batcher.batch_count(); ++b) {
+    const size_t n = batcher.batch_size(b);
+    Network &net = eval_network(n, b % 2);
+    images.emplace_back(image_shape(n, data), "eval_images");
+    labels.emplace_back(std::vector<int>{int(n)}, "eval_labels", ElementType::i32);
+    submit_load_batch(batcher, b, images.back(), labels.back());
+    net.forward(images.back(), labels.back(), stats_);
+  }
+  const auto [loss, correct] = take_stats(stats_);
+  starpu_task_wait_for_all();
+  Evaluation result;
+  result.samples = data.count;
+  result.seconds = seconds_since(start);
+  result.loss = loss / double(data.count);
+  result.accuracy = correct / double(data.count);
+  result.images_per_s = double(data.count) / result.seconds;
+  return result;
+}
+
+}  // namespace starcnn

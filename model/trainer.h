@@ -1,0 +1,85 @@
+// The training loop as a task flow: every step (load the batch, forward, loss, backward, SGD) is
+// submitted without waiting; the host waits only to read the loss every `log_every` steps and at
+// the end of an epoch. At most `steps_in_flight` steps are submitted ahead of the workers.
+#pragma once
+
+#include "model/batcher.h"
+#include "model/network.h"
+#include "model/parameter_set.h"
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+namespace starcnn {
+
+struct TrainConfig {
+  size_t batch = 64;
+  float lr = 0.05f;
+  float momentum = 0.9f;
+  float weight_decay = 0.0f;
+  uint64_t seed = 1;
+  size_t log_every = 100;  // steps between loss readings
+  size_t eval_batch = 1000;
+  int steps_in_flight = 2;
+};
+
+struct Progress {
+  size_t epoch = 0, batch = 0, batches = 0;  // batch: steps done in this epoch
+  int64_t step = 0;                          // steps done since the first run
+  double loss = 0, accuracy = 0;             // over the steps since the last report
+  double images_per_s = 0, seconds = 0;      // since the epoch started
+};
+
+struct Evaluation {
+  size_t samples = 0;
+  double loss = 0, accuracy = 0, images_per_s = 0, seconds = 0;
+};
+
+struct EpochSummary {
+  size_t epoch = 0, steps = 0;
+  double train_loss = 0, train_accuracy = 0, images_per_s = 0, seconds = 0;
+  bool interrupted = false;
+};
+
+class Trainer {
+ public:
+  Trainer(const NetworkSpec &spec, ParameterSet &params, const Dataset &train,
+          const TrainConfig &config);
+
+  // Trains one epoch. Calls on_progress after each loss reading; when `stop` turns true, submits
+  // no further step, waits for those submitted and returns with interrupted set. Throws
+  // std::runtime_error when the loss becomes NaN or infinite.
+  EpochSummary train_epoch(size_t epoch, const std::function<void(const Progress &)> &on_progress,
+                           const std::atomic<bool> &stop);
+  // Loss and accuracy over a whole data set, forward only; batches are independent and run on
+  // whichever workers are free.
+  Evaluation evaluate(const Dataset &data);
+
+  int64_t step() const { return step_; }
+  // For a resumed run: the step count, and whether momentum buffers were loaded (else the first
+  // step starts them, as PyTorch does).
+  void resume(int64_t step, bool momentum_loaded);
+  // StarPU tasks submitted by one training step (measured on the first step).
+  uint64_t tasks_per_step() const { return tasks_per_step_; }
+  const Network &network() const { return *network_; }
+
+ private:
+  Network &eval_network(size_t batch, size_t slot);
+
+  const NetworkSpec &spec_;
+  ParameterSet &params_;
+  TrainConfig config_;
+  Batcher batcher_;
+  std::unique_ptr<Network> network_;
+  std::vector<std::unique_ptr<Network>> eval_networks_;
+  std::vector<Tensor> images_, labels_;
+  Tensor stats_;
+  int64_t step_ = 0;
+  bool momentum_started_ = false;
+  uint64_t tasks_per_step_ = 0;
+};
+
+}  // namespace starcnn
