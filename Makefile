@@ -31,8 +31,11 @@ build: $(BUILD)/starpu-prefix
 	PKG_CONFIG_PATH=$$(cat $(BUILD)/starpu-prefix)/lib/pkgconfig cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
 	cmake --build $(BUILD) -j$(JOBS)
 
+# The main job: lenet on MNIST, checkpoint in build/. TRAIN_ARGS adds or overrides train's flags.
+TRAIN_ARGS ?=
 train: build data
-	@echo "starcnn: the training app is not written yet; the build and data set-up ran."
+	$(BUILD)/apps/train --data mnist --network lenet --epochs 3 \
+	  --checkpoint $(BUILD)/lenet-mnist.safetensors $(TRAIN_ARGS)
 
 test: build data
 	cd $(BUILD) && ctest --output-on-failure --timeout 600
