@@ -525,11 +525,14 @@ std::string machine_description() {
   return machine;
 }
 
+// torch_ops.py's fields, plus ours. threads: one task runs on one thread (OpenBLAS too), as
+// torch_ops.py's single thread; workers: StarPU workers of the device's kind.
 void print_json(const Result &r, const std::string &machine, const std::string &sched) {
   std::printf(
       "{\"engine\": \"starcnn\", \"starpu\": \"%d.%d.%d\", \"device\": %s, \"batch\": %u, "
       "\"layer\": %s, \"op\": %s, \"us_per_call\": %s, \"kernel_us\": %s, \"exec_us\": %s, "
-      "\"calls_per_round\": %d, \"tasks_per_call\": %d, \"workers\": %d, \"sched\": %s, "
+      "\"calls_per_round\": %d, \"tasks_per_call\": %d, \"threads\": 1, \"workers\": %d, "
+      "\"sched\": %s, "
       "\"openblas_coretype\": %s, \"openblas_l2_size\": %s, \"machine\": %s}\n",
       STARPU_MAJOR_VERSION, STARPU_MINOR_VERSION, STARPU_RELEASE_VERSION,
       json_string(r.device).c_str(), r.batch, json_string(r.layer).c_str(),
@@ -541,12 +544,21 @@ void print_json(const Result &r, const std::string &machine, const std::string &
   std::fflush(stdout);
 }
 
+std::string table_number(double value) {
+  if (std::isnan(value)) return "-";
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f", value);
+  return text;
+}
+
 void print_table(const std::vector<Result> &results) {
+  if (results.empty()) return;
   std::fprintf(stderr, "# %-6s %5s %-6s %-24s %10s %10s %10s\n", "device", "batch", "layer", "op",
                "us/call", "kernel_us", "exec_us");
   for (const Result &r : results)
-    std::fprintf(stderr, "# %-6s %5u %-6s %-24s %10.1f %10.1f %10.1f\n", r.device.c_str(), r.batch,
-                 r.layer.c_str(), r.op.c_str(), r.us_per_call, r.kernel_us, r.exec_us);
+    std::fprintf(stderr, "# %-6s %5u %-6s %-24s %10s %10s %10s\n", r.device.c_str(), r.batch,
+                 r.layer.c_str(), r.op.c_str(), table_number(r.us_per_call).c_str(),
+                 table_number(r.kernel_us).c_str(), table_number(r.exec_us).c_str());
 }
 
 int run(const Options &options) {
