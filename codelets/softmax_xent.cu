@@ -1,6 +1,7 @@
 #include "codelets/cuda_support.h"
 #include "codelets/softmax_xent.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace starcnn {
@@ -47,23 +48,34 @@ __device__ bool valid_label(int32_t label, uint32_t classes) {
   for (size_t i = (blockIdx.x * size_t(blockDim.x) + threadIdx.x) / kWarp; i < (n); \
        i += size_t(gridDim.x) * blockDim.x / kWarp)
 
-// Each warp sums its rows in lane 0, which then adds them into the stats once (warps without
-// rows add nothing): no host sync, and few atomics even when warps take several rows.
+// Each warp sums its rows in double, the block adds its warps' sums in shared memory, and one
+// thread adds the block's total into the float stats: at most kMaxForwardBlocks float additions
+// into the running total, so rounding stays small even over hundreds of thousands of rows.
+constexpr unsigned kMaxForwardBlocks = 1024;
+
 __global__ void softmax_xent_forward_kernel(const float *z, const int32_t *labels, float *stats,
                                             SoftmaxXentShape shape) {
-  const unsigned lane = threadIdx.x % kWarp;
-  float loss_sum = 0.0f, correct = 0.0f;
+  __shared__ double warp_loss[kRowsPerBlock], warp_correct[kRowsPerBlock];
+  const unsigned lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
+  double loss_sum = 0.0, correct = 0.0;
   FOR_EACH_ROW_OF_THIS_WARP(i, shape.n) {
     const float *row = z + i * shape.classes;
     const RowSummary s = summarise_row(row, shape.classes, lane);
     const int32_t label = labels[i];
     const bool valid = valid_label(label, shape.classes);
-    loss_sum += valid ? logf(s.exp_sum) - (row[label] - s.max) : NAN;
-    if (valid && s.argmax == uint32_t(label)) correct += 1.0f;
+    loss_sum += valid ? double(logf(s.exp_sum) - (row[label] - s.max)) : double(NAN);
+    if (valid && s.argmax == uint32_t(label)) correct += 1.0;
   }
-  if (lane == 0 && (loss_sum != 0.0f || correct != 0.0f)) {
-    atomicAdd(&stats[0], loss_sum);
-    atomicAdd(&stats[1], correct);
+  if (lane == 0) warp_loss[warp] = loss_sum, warp_correct[warp] = correct;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    double block_loss = 0.0, block_correct = 0.0;
+    for (unsigned w = 0; w < kRowsPerBlock; ++w)
+      block_loss += warp_loss[w], block_correct += warp_correct[w];
+    if (block_loss != 0.0 || block_correct != 0.0) {
+      atomicAdd(&stats[0], float(block_loss));
+      atomicAdd(&stats[1], float(block_correct));
+    }
   }
 }
 
@@ -98,8 +110,8 @@ unsigned row_blocks(uint32_t rows) {
 
 void softmax_xent_forward_cuda(const float *z, const int32_t *labels, float *stats,
                                const SoftmaxXentShape &shape, cudaStream_t stream) {
-  softmax_xent_forward_kernel<<<row_blocks(shape.n), kThreadsPerBlock, 0, stream>>>(z, labels,
-                                                                                    stats, shape);
+  const unsigned blocks = std::min(row_blocks(shape.n), kMaxForwardBlocks);
+  softmax_xent_forward_kernel<<<blocks, kThreadsPerBlock, 0, stream>>>(z, labels, stats, shape);
   check_launch("softmax_xent_forward");
 }
 
