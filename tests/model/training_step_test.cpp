@@ -1,7 +1,8 @@
 // Whole training steps of LeNet as StarPU task flows, on CPU workers under several schedulers:
 // - one step of a split network (unequal filter parts, some held to the CPU) against the float64
 //   reference of lenet_reference.h: loss, correct count, momentum buffers and parameters;
-// - several steps of a split and a whole network from the same weights end at the same weights.
+// - several steps of a split and a whole network from the same weights end at the same weights
+//   (lenet, and a small network with the layer kinds lenet lacks).
 #include "codelets/accumulate.h"
 #include "lenet_reference.h"
 #include "model/network.h"
@@ -84,8 +85,8 @@ void expect_close(const std::string &what, const std::vector<float> &got,
 
 // One batch of LeNet inputs and labels with StarPU handles, and the loss accumulator.
 struct Batch {
-  Batch(int n, uint32_t seed)
-      : images({n, 1, 32, 32}, "images"),
+  Batch(const NetworkSpec &spec, int n, uint32_t seed)
+      : images({n, spec.input.c, spec.input.h, spec.input.w}, "images"),
         labels({n}, "labels", ElementType::i32),
         stats({int(kXentStatsSize)}, "stats") {
     set_sum_reduction(stats.handle());
@@ -98,7 +99,8 @@ struct Batch {
     labels.write_i32(label_values);
   }
   ref::Activation reference_images() const {
-    return {size_t(images.dim(0)), 1, 32, 32, to_double(image_values)};
+    return {size_t(images.dim(0)), size_t(images.dim(1)), size_t(images.dim(2)),
+            size_t(images.dim(3)), to_double(image_values)};
   }
   Tensor images, labels, stats;
   std::vector<float> image_values;
@@ -130,7 +132,7 @@ TEST_P(TrainingStepTest, SplitStepMatchesFloat64Reference) {
   params.initialize(2024);
   const int n = 5;
   Network net(spec, params, n);
-  Batch batch(n, 77);
+  Batch batch(spec, n, 77);
   const std::vector<NamedTensor> before = params.read(false);
 
   submit_step(net, params, batch, true);
@@ -163,18 +165,19 @@ TEST_P(TrainingStepTest, SplitStepMatchesFloat64Reference) {
   }
 }
 
-TEST_P(TrainingStepTest, SplitAndWholeAgreeAfterSeveralSteps) {
-  const NetworkSpec spec = load_network("lenet");
+// Trains `steps` steps of `spec` from the same weights and batches, once whole and once split by
+// `plan`, and expects the same weights and momentum buffers.
+void expect_split_trains_like_whole(const NetworkSpec &spec, const std::string &plan, int n,
+                                    int steps) {
   ParameterSet whole(spec, parse_network_plan("none"), cpu_workers());
-  ParameterSet split(spec, parse_network_plan(kSplitPlan), cpu_workers());
+  ParameterSet split(spec, parse_network_plan(plan), cpu_workers());
   ASSERT_EQ(whole.get("conv2.weight").part_count(), 1u);
   ASSERT_GE(split.get("conv2.weight").part_count(), 2u);
   whole.initialize(99);
   split.initialize(99);
   const std::vector<NamedTensor> start = whole.read(false);
-  const int n = 8, steps = 6;
   Network whole_net(spec, whole, n), split_net(spec, split, n);
-  Batch batch_a(n, 1000), batch_b(n, 1000);
+  Batch batch_a(spec, n, 1000), batch_b(spec, n, 1000);
   for (int s = 0; s < steps; ++s) {
     if (s > 0) {
       batch_a.refill(1000 + 2 * uint32_t(s));
@@ -202,6 +205,19 @@ TEST_P(TrainingStepTest, SplitAndWholeAgreeAfterSeveralSteps) {
     expect_close("momentum buffer", split_m[t].values, to_double(whole_m[t].values),
                  kSplitTolerance);
   }
+}
+
+TEST_P(TrainingStepTest, SplitAndWholeAgreeAfterSeveralSteps) {
+  expect_split_trains_like_whole(load_network("lenet"), kSplitPlan, 8, 6);
+}
+
+// The layers lenet does not have: padding, a ReLU of its own between two split convolutions (the
+// second's summed dX feeds its backward) and a maxpool without ReLU, on a non-square input.
+TEST_P(TrainingStepTest, SplitAndWholeAgreeWithPaddingAndUnfusedLayers) {
+  const NetworkSpec spec = parse_network(
+      "input 3 12 10\nconv 8 3 pad=1\nrelu\nconv 6 3 pad=1\nmaxpool 2\nflatten\nlinear 10\n",
+      "padded");
+  expect_split_trains_like_whole(spec, "3@any,5@cpu;conv2=even:3", 4, 3);
 }
 
 // CPU workers only: the schedulers that the training app is compared under.
