@@ -124,7 +124,10 @@ class TrainingStepTest : public ::testing::TestWithParam<std::string> {
   std::unique_ptr<testing::StarpuRuntime> runtime_;
 };
 
-TEST_P(TrainingStepTest, SplitStepMatchesFloat64Reference) {
+// Trains `steps` steps of the split lenet on batches of 5, each step's batch new, and the float64
+// reference alongside on the same batches; expects the same loss, correct count, momentum buffers
+// and parameters.
+void expect_split_steps_match_reference(int steps) {
   const NetworkSpec spec = load_network("lenet");
   ParameterSet params(spec, parse_network_plan(kSplitPlan), cpu_workers());
   ASSERT_EQ(params.get("conv1.weight").part_count(), 3u);
@@ -133,36 +136,50 @@ TEST_P(TrainingStepTest, SplitStepMatchesFloat64Reference) {
   const int n = 5;
   Network net(spec, params, n);
   Batch batch(spec, n, 77);
-  const std::vector<NamedTensor> before = params.read(false);
 
-  submit_step(net, params, batch, true);
-  const std::vector<NamedTensor> after = params.read(false), momentum = params.read(true);
-  const std::vector<float> stats = batch.stats.read();
-
-  ref::Params want;
-  for (const NamedTensor &t : before) want.push_back(to_double(t.values));
+  ref::Params want, buffers;
+  for (const NamedTensor &t : params.read(false)) want.push_back(to_double(t.values));
   const ref::Params w0 = want;
   double loss_sum = 0.0;
   int correct = 0;
-  const ref::Params grads =
-      ref::gradients(want, batch.reference_images(), batch.label_values, loss_sum, correct);
-  ref::Params buffers;
-  ref::sgd_step(want, grads, buffers, {kLr, kMomentum, kWeightDecay, true});
+  for (int s = 0; s < steps; ++s) {
+    if (s > 0) batch.refill(77 + 2 * uint32_t(s));  // waits for the tasks reading the last batch
+    submit_step(net, params, batch, s == 0);
+    double step_loss = 0.0;
+    int step_correct = 0;
+    const ref::Params grads =
+        ref::gradients(want, batch.reference_images(), batch.label_values, step_loss, step_correct);
+    ref::sgd_step(want, grads, buffers, {kLr, kMomentum, kWeightDecay, s == 0});
+    loss_sum += step_loss;
+    correct += step_correct;
+  }
+  const std::vector<NamedTensor> after = params.read(false), momentum = params.read(true);
+  const std::vector<float> stats = batch.stats.read();
 
-  // The loss is a sum of 5 terms of a few units: float32 keeps it to about 1e-6.
+  // The loss is a sum of 5 terms a step of a few units each: float32 keeps it to about 1e-6.
   EXPECT_NEAR(stats[0], loss_sum, 1e-5 * loss_sum) << "loss sum";
   EXPECT_EQ(stats[1], float(correct)) << "correct count";
   ASSERT_EQ(after.size(), want.size());
   for (size_t t = 0; t < want.size(); ++t) {
     SCOPED_TRACE(after[t].name);
-    // After a first step the buffer is the gradient plus weight decay: the gradient itself.
+    // The buffer is the gradient plus weight decay (after one step), or the momentum sum of those.
     expect_close("momentum buffer", momentum[t].values, buffers[t], kGradientTolerance);
-    // w1 = w0 - lr * buf: the step carries the gradient's error, plus one float32 rounding of w1.
-    std::vector<double> step(want[t].size());
-    for (size_t j = 0; j < step.size(); ++j) step[j] = want[t][j] - w0[t][j];
+    // w = w0 - lr * (sum of buffers): the change carries the gradients' error, plus one float32
+    // rounding of w.
+    std::vector<double> change(want[t].size());
+    for (size_t j = 0; j < change.size(); ++j) change[j] = want[t][j] - w0[t][j];
     expect_close("parameter", after[t].values, want[t], 0.0,
-                 kGradientTolerance * max_abs(step) + kFloatUlp * max_abs(want[t]));
+                 kGradientTolerance * max_abs(change) + kFloatUlp * max_abs(want[t]));
   }
+}
+
+TEST_P(TrainingStepTest, SplitStepMatchesFloat64Reference) {
+  expect_split_steps_match_reference(1);
+}
+
+// Momentum from the second step on, and gradients that must not carry over from step to step.
+TEST_P(TrainingStepTest, ThreeSplitStepsMatchFloat64Reference) {
+  expect_split_steps_match_reference(3);
 }
 
 // Trains `steps` steps of `spec` from the same weights and batches, once whole and once split by
