@@ -30,7 +30,7 @@ struct Options {
   std::string data = "mnist", data_dir = default_data_dir(), network = "lenet", plan = "none";
   std::string checkpoint, init;
   long epochs = 3, batch = 64, seed = 1, eval_every = 1, log_every = 100;
-  double lr = 0.05, momentum = 0.9, weight_decay = 0.0;
+  double lr = 0.02, momentum = 0.9, weight_decay = 0.0;
 };
 
 Options parse_options(int argc, char **argv, bool *run) {

@@ -17,7 +17,7 @@ namespace starcnn {
 
 struct TrainConfig {
   size_t batch = 64;
-  float lr = 0.05f;
+  float lr = 0.02f;
   float momentum = 0.9f;
   float weight_decay = 0.0f;
   uint64_t seed = 1;
