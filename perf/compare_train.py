@@ -40,6 +40,18 @@ def read_rows(paths):
     return rows
 
 
+def pick(candidates, row):
+    """The PyTorch row to compare `row` with: on the CPU, the one whose thread count equals
+    starcnn's CPU workers where there is one; else the last measured."""
+    if not candidates:
+        return None
+    if row["config"] == "cpu-only":
+        same = [c for c in candidates if c.get("threads") == row.get("cpu_workers")]
+        if same:
+            return same[-1]
+    return candidates[-1]
+
+
 def fmt(value, digits):
     return "-" if value is None else f"{value:.{digits}f}"
 
@@ -50,45 +62,59 @@ def main():
     p.add_argument("files", nargs="+", help="JSON-lines files of either program, in any order")
     args = p.parse_args()
     rows = read_rows(args.files)
-    torch = {(r["network"], r["batch"], r["config"]): r
-             for r in rows if r["engine"] == "pytorch" and "skipped" not in r}
+    torch = {}  # (network, batch, config) -> PyTorch rows
+    for r in rows:
+        if r["engine"] == "pytorch" and "skipped" not in r:
+            torch.setdefault((r["network"], r["batch"], r["config"]), []).append(r)
     ours = [r for r in rows if r["engine"] == "starcnn"]
     if not ours:
         sys.exit("compare_train: no starcnn rows (engine \"starcnn\") in the files")
 
-    print("| network | batch | config | starcnn step ms | starcnn images/s | tasks/step "
+    print("| network | batch | config | starcnn workers | starcnn step ms | starcnn images/s "
+          "| tasks/step "
           "| PyTorch | PyTorch step ms | PyTorch images/s | speed-up |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in ours:
         head = f"| {r['network']} | {r['batch']} | {r['config']} |"
         if "skipped" in r:
-            print(f"{head} skipped: {r['skipped']} | | | | | | |")
+            print(f"{head} skipped: {r['skipped']} | | | | | | | |")
             continue
-        refs = [torch[k] for k in ((r["network"], r["batch"], c)
-                                   for c in REFERENCES.get(r["config"], [])) if k in torch]
-        mine = (f"{head} {fmt(r['step_ms'], 3)} | {fmt(r['images_per_s'], 0)} "
+        refs = [pick(torch.get((r["network"], r["batch"], c), []), r)
+                for c in REFERENCES.get(r["config"], [])]
+        refs = [ref for ref in refs if ref]
+        workers = f"{r.get('cpu_workers', '?')} CPU + {r.get('cuda_workers', '?')} CUDA"
+        mine = (f"{head} {workers} | {fmt(r['step_ms'], 3)} | {fmt(r['images_per_s'], 0)} "
                 f"| {r.get('tasks_per_step', '-')} |")
         if not refs:
             print(f"{mine} (not measured) | | | |")
         for ref in refs:
             speed_up = ref["step_ms"] / r["step_ms"] if r["step_ms"] else None
-            print(f"{mine} {ref['config']} | {fmt(ref['step_ms'], 3)} "
+            threads = f" ({ref['threads']} threads)" if ref["config"] == "torch-cpu" else ""
+            print(f"{mine} {ref['config']}{threads} | {fmt(ref['step_ms'], 3)} "
                   f"| {fmt(ref['images_per_s'], 0)} | {fmt(speed_up, 2)}x |")
 
     print()
     for engine in ("starcnn", "pytorch"):
-        seen = {(json.dumps(r.get("machine"), sort_keys=True), json.dumps(r.get("openblas"),
-                                                                        sort_keys=True))
-                for r in rows if r["engine"] == engine}
-        for machine, openblas in sorted(seen):
-            m = json.loads(machine) or {}
-            extra = [f"scheduler {r['scheduler']}, {r['workers']}" for r in rows
-                     if r["engine"] == engine and "scheduler" in r and r["scheduler"]][:1]
-            extra += [f"torch {r['torch']}, {r['threads']} threads" for r in rows
-                      if r["engine"] == engine and "threads" in r][:1]
+        groups = {}  # one line per machine and OpenBLAS setting, with the loads seen
+        for r in rows:
+            if r["engine"] != engine:
+                continue
+            m = dict(r.get("machine") or {})
+            load = m.pop("loadavg", None)
+            key = json.dumps([m, r.get("openblas")], sort_keys=True)
+            g = groups.setdefault(key, {"loads": [], "how": set()})
+            if load is not None:
+                g["loads"].append(load)
+            if r.get("scheduler"):
+                g["how"].add(f"scheduler {r['scheduler']}, {r['workers']}")
+            if "threads" in r:
+                g["how"].add(f"torch {r['torch']}, {r['threads']} threads")
+        for key, g in groups.items():
+            m, openblas = json.loads(key)
+            loads = (f"load {min(g['loads'])}-{max(g['loads'])}" if g["loads"]
+                     else "load unknown")
             print(f"- {engine}: {m.get('cpu')}, {m.get('cores')} cores, GPU {m.get('gpu')}, "
-                  f"load {m.get('loadavg')}; OpenBLAS env {json.loads(openblas)}"
-                  + (f"; {extra[0]}" if extra else ""))
+                  f"{loads}; OpenBLAS env {openblas}; " + "; ".join(sorted(g["how"])))
 
 
 if __name__ == "__main__":

@@ -174,6 +174,7 @@ double median(std::vector<double> v) {
 
 struct Result {
   std::string scheduler, workers, plan;
+  MachineWorkers counts;
   double step_ms = 0, mean_ms = 0, min_ms = 0;
   size_t warmup_steps = 0, timed_steps = 0, rounds = 0;
   uint64_t tasks_per_step = 0;
@@ -213,6 +214,7 @@ Result measure(const Options &o, const NetworkSpec &spec, const Dataset &data, s
   Result r;
   r.scheduler = runtime.scheduler();
   r.workers = runtime.describe_workers();
+  r.counts = runtime.workers();
   r.plan = config == "cpu-only"   ? whole_plan(spec, "cpu")
            : config == "gpu-only" ? whole_plan(spec, "cuda")
                                   : o.plan;
@@ -274,12 +276,13 @@ std::string common_fields(const std::string &network, size_t batch, const std::s
 
 void print_result(const std::string &common, size_t batch, const Result &r) {
   std::printf(
-      "%s, \"plan\": %s, \"scheduler\": %s, \"workers\": %s, \"step_ms\": %.4f, "
+      "%s, \"plan\": %s, \"scheduler\": %s, \"workers\": %s, \"cpu_workers\": %d, "
+      "\"cuda_workers\": %d, \"step_ms\": %.4f, "
       "\"step_ms_mean\": %.4f, \"step_ms_min\": %.4f, \"images_per_s\": %.1f, "
       "\"tasks_per_step\": %llu, \"cpu_tasks_per_step\": %.1f, \"cuda_tasks_per_step\": %.1f, "
       "\"warmup_steps\": %zu, \"steps\": %zu, \"round\": %zu}\n",
       common.c_str(), json::quote(r.plan).c_str(), json::quote(r.scheduler).c_str(),
-      json::quote(r.workers).c_str(), r.step_ms, r.mean_ms, r.min_ms,
+      json::quote(r.workers).c_str(), r.counts.cpu, r.counts.cuda, r.step_ms, r.mean_ms, r.min_ms,
       double(batch) * 1000.0 / r.step_ms, (unsigned long long)r.tasks_per_step,
       r.cpu_tasks_per_step, r.cuda_tasks_per_step, r.warmup_steps, r.timed_steps,
       r.timed_steps / std::max<size_t>(r.rounds, 1));
