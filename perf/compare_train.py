@@ -89,7 +89,9 @@ def main():
             print(f"{mine} (not measured) | | | |")
         for ref in refs:
             speed_up = ref["step_ms"] / r["step_ms"] if r["step_ms"] else None
-            threads = f" ({ref['threads']} threads)" if ref["config"] == "torch-cpu" else ""
+            n = ref.get("threads")
+            threads = (f" ({n} thread{'' if n == 1 else 's'})" if ref["config"] == "torch-cpu"
+                       else "")
             print(f"{mine} {ref['config']}{threads} | {fmt(ref['step_ms'], 3)} "
                   f"| {fmt(ref['images_per_s'], 0)} | {fmt(speed_up, 2)}x |")
 
@@ -108,7 +110,8 @@ def main():
             if r.get("scheduler"):
                 g["how"].add(f"scheduler {r['scheduler']}, {r['workers']}")
             if "threads" in r:
-                g["how"].add(f"torch {r['torch']}, {r['threads']} threads")
+                g["how"].add(f"torch {r['torch']}, {r['threads']} thread"
+                              + ("" if r["threads"] == 1 else "s"))
         for key, g in groups.items():
             m, openblas = json.loads(key)
             loads = (f"load {min(g['loads'])}-{max(g['loads'])}" if g["loads"]

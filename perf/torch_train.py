@@ -182,7 +182,7 @@ def measure(network, batch, config, args):
     step_ms = statistics.median(times)
     return {
         "plan": None, "scheduler": None,
-        "workers": (f"{torch.get_num_threads()} threads" if device == "cpu"
+        "workers": (f"{torch.get_num_threads()} CPU threads" if device == "cpu"
                     else torch.cuda.get_device_name(0)),
         "threads": torch.get_num_threads(),
         "step_ms": round(step_ms, 4), "step_ms_mean": round(statistics.mean(times), 4),
