@@ -1,0 +1,390 @@
+// Training step time of starcnn's networks on random CIFAR-like data, in three configurations:
+//   cpu-only  StarPU started with STARPU_NCUDA=0; every conv's filters on the CPU workers
+//             ("F@cpu": the batch cut into one task per CPU worker)
+//   gpu-only  StarPU started with STARPU_NCPU=1 (the data-loading task has only a CPU
+//             implementation, so one CPU worker stays); every conv on CUDA ("F@cuda"); the other
+//             layers' tasks may run anywhere, so the CPU/CUDA task counts are reported
+//   cpu+gpu   StarPU with every worker it finds; convs split by --plan
+// StarPU is started afresh for each measurement (environment set before starpu_init), so one run
+// measures every configuration. After warm-up steps (which also calibrate the history perf models
+// dmda needs), steps run in rounds of --round steps (one Trainer epoch each, so steps pipeline
+// inside a round and the host waits at its end); step_ms is the median over rounds of round time /
+// steps. Warm-up rounds also count the tasks each kind of worker runs (StarPU's profiling
+// counters, off while timing). --max-seconds caps both the warm-up and the timing of one
+// measurement. One JSON line per measurement on stdout, a table on stderr.
+#include "apps/args_cli.h"
+#include "codelets/codelet_support.h"
+#include "model/dataset.h"
+#include "model/mini_json.h"
+#include "model/network_spec.h"
+#include "model/parameter_set.h"
+#include "model/runtime.h"
+#include "model/trainer.h"
+
+#include <starpu.h>
+#include <starpu_profiling.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace starcnn {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+const std::vector<std::string> kConfigs = {"cpu-only", "gpu-only", "cpu+gpu"};
+
+struct Options {
+  std::string networks = "lenet,wide", batches = "64,256", configs = "cpu-only,gpu-only,cpu+gpu";
+  std::string plan = "cpu:1", sched;
+  long steps = 20, warmup = 10, round = 5, seed = 1;
+  double max_seconds = 20, lr = 0.01;
+};
+
+std::vector<std::string> split_list(const std::string &text, const char *option) {
+  std::vector<std::string> items;
+  std::string item;
+  std::istringstream in(text);
+  while (std::getline(in, item, ','))
+    if (!item.empty()) items.push_back(item);
+  if (items.empty()) throw UsageError(std::string("--") + option + " lists nothing");
+  return items;
+}
+
+std::vector<long> parse_batches(const std::string &text) {
+  std::vector<long> batches;
+  for (const std::string &item : split_list(text, "batches")) {
+    size_t used = 0;
+    long value = 0;
+    try {
+      value = std::stol(item, &used);
+    } catch (const std::exception &) {
+      used = 0;
+    }
+    if (used != item.size() || value < 1 || value > (1 << 16))
+      throw UsageError("--batches: '" + item + "' is not a batch size from 1 to 65536");
+    batches.push_back(value);
+  }
+  return batches;
+}
+
+std::vector<std::string> parse_configs(const std::string &text) {
+  std::vector<std::string> configs = split_list(text, "configs");
+  for (const std::string &c : configs)
+    if (std::find(kConfigs.begin(), kConfigs.end(), c) == kConfigs.end())
+      throw UsageError("--configs: unknown configuration '" + c +
+                       "' (use cpu-only, gpu-only, cpu+gpu)");
+  return configs;
+}
+
+// The environment variables StarPU reads at start-up, as the user gave them.
+struct StarpuEnv {
+  std::optional<std::string> ncpu, ncuda;
+  static std::optional<std::string> get(const char *name) {
+    const char *v = std::getenv(name);
+    return v ? std::optional<std::string>(v) : std::nullopt;
+  }
+  static void put(const char *name, const std::optional<std::string> &value) {
+    if (value)
+      setenv(name, value->c_str(), 1);
+    else
+      unsetenv(name);
+  }
+  // Sets STARPU_NCPU / STARPU_NCUDA for a configuration; the user's values stay otherwise.
+  void apply(const std::string &config) const {
+    put("STARPU_NCPU", config == "gpu-only" ? std::optional<std::string>("1") : ncpu);
+    put("STARPU_NCUDA", config == "cpu-only" ? std::optional<std::string>("0") : ncuda);
+  }
+};
+
+struct Machine {
+  std::string cpu, gpu, loadavg;
+  unsigned cores = 0;
+  int cuda_workers = 0;
+};
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) {
+      std::string name = line.substr(line.find(':') + 1);
+      name.erase(0, name.find_first_not_of(' '));
+      return name;
+    }
+  return "unknown";
+}
+
+// Starts StarPU once as the user's environment has it, to see which CUDA devices there are.
+Machine probe_machine() {
+  Machine m;
+  m.cpu = cpu_model();
+  m.cores = std::thread::hardware_concurrency();
+  std::ifstream("/proc/loadavg") >> m.loadavg;  // the 1-minute load: other work shares the cores
+  Runtime runtime;
+  m.cuda_workers = runtime.workers().cuda;
+  int ids[STARPU_NMAXWORKERS];
+  const unsigned n = starpu_worker_get_ids_by_type(STARPU_CUDA_WORKER, ids, STARPU_NMAXWORKERS);
+  for (unsigned i = 0; i < n; ++i) {
+    char name[128];
+    starpu_worker_get_name(ids[i], name, sizeof(name));
+    m.gpu += (i ? "; " : "") + std::string(name);
+  }
+  return m;
+}
+
+// CIFAR-10-sized random bytes and labels, normalised like a real data set.
+Dataset random_dataset(const NetworkSpec &spec, size_t count, uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  std::uniform_int_distribution<int> byte(0, 255), label(0, 9);
+  const size_t c = size_t(spec.input.c), h = size_t(spec.input.h), w = size_t(spec.input.w);
+  std::vector<uint8_t> pixels(count * c * h * w), labels(count);
+  for (uint8_t &p : pixels) p = uint8_t(byte(gen));
+  for (uint8_t &l : labels) l = uint8_t(label(gen));
+  Preprocess pre;
+  pre.mean.assign(c, 0.5f);
+  pre.stddev.assign(c, 0.25f);
+  return make_dataset(pixels.data(), labels.data(), count, c, h, w, 10, pre);
+}
+
+// Every conv's filters on one kind of worker: "conv1=6@cpu;conv2=16@cpu".
+std::string whole_plan(const NetworkSpec &spec, const char *where) {
+  std::string plan;
+  for (const LayerSpec &layer : spec.layers)
+    if (layer.kind == LayerKind::conv)
+      plan +=
+          (plan.empty() ? "" : ";") + layer.name + "=" + std::to_string(layer.out) + "@" + where;
+  return plan.empty() ? "none" : plan;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+struct Result {
+  std::string scheduler, workers, plan;
+  MachineWorkers counts;
+  double step_ms = 0, mean_ms = 0, min_ms = 0;
+  size_t warmup_steps = 0, timed_steps = 0, rounds = 0;
+  uint64_t tasks_per_step = 0;
+  double cpu_tasks_per_step = 0, cuda_tasks_per_step = 0;
+};
+
+// Runs one warm-up round with StarPU's profiling counters on (they stay off while timing) and
+// keeps the tasks each kind of worker ran per step, StarPU's own reduction tasks included.
+void warmup_round(Trainer &trainer, size_t epoch, size_t steps, Result &r) {
+  starpu_profiling_status_set(STARPU_PROFILING_ENABLE);
+  const unsigned workers = starpu_worker_get_count();
+  for (unsigned w = 0; w < workers; ++w) {
+    starpu_profiling_worker_info info;
+    starpu_profiling_worker_get_info(int(w), &info);  // reading resets the counters
+  }
+  const std::atomic<bool> no_stop{false};
+  trainer.train_epoch(epoch, nullptr, no_stop);
+  long cpu = 0, cuda = 0;
+  for (unsigned w = 0; w < workers; ++w) {
+    starpu_profiling_worker_info info;
+    starpu_profiling_worker_get_info(int(w), &info);
+    (starpu_worker_get_type(int(w)) == STARPU_CUDA_WORKER ? cuda : cpu) += info.executed_tasks;
+  }
+  starpu_profiling_status_set(STARPU_PROFILING_DISABLE);
+  r.cpu_tasks_per_step = double(cpu) / double(steps);
+  r.cuda_tasks_per_step = double(cuda) / double(steps);
+  r.warmup_steps += steps;
+}
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+Result measure(const Options &o, const NetworkSpec &spec, const Dataset &data, size_t batch,
+               const std::string &config) {
+  Runtime runtime;
+  Result r;
+  r.scheduler = runtime.scheduler();
+  r.workers = runtime.describe_workers();
+  r.counts = runtime.workers();
+  r.plan = config == "cpu-only"   ? whole_plan(spec, "cpu")
+           : config == "gpu-only" ? whole_plan(spec, "cuda")
+                                  : o.plan;
+  ParameterSet params(spec, parse_network_plan(r.plan), runtime.workers());
+  params.initialize(uint64_t(o.seed));
+  TrainConfig tc;
+  tc.batch = batch;
+  tc.lr = float(o.lr);
+  tc.momentum = 0.9f;
+  tc.seed = uint64_t(o.seed);
+  tc.log_every = size_t(o.round);  // one loss reading per round, at its end
+  Trainer trainer(spec, params, data, tc);
+  const size_t round = size_t(o.round);
+  const std::atomic<bool> no_stop{false};
+  size_t epoch = 0;
+  const Clock::time_point warmup_start = Clock::now();
+  do {
+    warmup_round(trainer, epoch++, round, r);
+  } while (r.warmup_steps < size_t(o.warmup) && seconds_since(warmup_start) < o.max_seconds);
+  r.tasks_per_step = trainer.tasks_per_step();
+
+  std::vector<double> step_ms;
+  const Clock::time_point window = Clock::now();
+  while (r.timed_steps < size_t(o.steps)) {
+    const Clock::time_point start = Clock::now();
+    trainer.train_epoch(epoch++, nullptr, no_stop);
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    step_ms.push_back(ms / double(round));
+    r.timed_steps += round;
+    if (seconds_since(window) > o.max_seconds) break;
+  }
+  r.rounds = step_ms.size();
+  r.step_ms = median(step_ms);
+  r.min_ms = *std::min_element(step_ms.begin(), step_ms.end());
+  double sum = 0;
+  for (double ms : step_ms) sum += ms;
+  r.mean_ms = sum / double(step_ms.size());
+  return r;
+}
+
+std::string env_or_null(const char *name) {
+  const char *v = std::getenv(name);
+  return v ? json::quote(v) : "null";
+}
+
+std::string common_fields(const std::string &network, size_t batch, const std::string &config,
+                          const Machine &m) {
+  std::ostringstream out;
+  out << "{\"engine\": \"starcnn\", \"network\": " << json::quote(network)
+      << ", \"batch\": " << batch << ", \"config\": " << json::quote(config)
+      << ", \"machine\": {\"cpu\": " << json::quote(m.cpu) << ", \"cores\": " << m.cores
+      << ", \"gpu\": " << (m.gpu.empty() ? "null" : json::quote(m.gpu))
+      << ", \"loadavg\": " << (m.loadavg.empty() ? "null" : m.loadavg)
+      << "}, \"openblas\": {\"OPENBLAS_CORETYPE\": " << env_or_null("OPENBLAS_CORETYPE")
+      << ", \"OPENBLAS_L2_SIZE\": " << env_or_null("OPENBLAS_L2_SIZE")
+      << ", \"OPENBLAS_NUM_THREADS\": " << env_or_null("OPENBLAS_NUM_THREADS") << "}";
+  return out.str();
+}
+
+void print_result(const std::string &common, size_t batch, const Result &r) {
+  std::printf(
+      "%s, \"plan\": %s, \"scheduler\": %s, \"workers\": %s, \"cpu_workers\": %d, "
+      "\"cuda_workers\": %d, \"step_ms\": %.4f, "
+      "\"step_ms_mean\": %.4f, \"step_ms_min\": %.4f, \"images_per_s\": %.1f, "
+      "\"tasks_per_step\": %llu, \"cpu_tasks_per_step\": %.1f, \"cuda_tasks_per_step\": %.1f, "
+      "\"warmup_steps\": %zu, \"steps\": %zu, \"round\": %zu}\n",
+      common.c_str(), json::quote(r.plan).c_str(), json::quote(r.scheduler).c_str(),
+      json::quote(r.workers).c_str(), r.counts.cpu, r.counts.cuda, r.step_ms, r.mean_ms, r.min_ms,
+      double(batch) * 1000.0 / r.step_ms, (unsigned long long)r.tasks_per_step,
+      r.cpu_tasks_per_step, r.cuda_tasks_per_step, r.warmup_steps, r.timed_steps,
+      r.timed_steps / std::max<size_t>(r.rounds, 1));
+  std::fflush(stdout);
+}
+
+int run(const Options &o) {
+  const std::vector<std::string> networks = split_list(o.networks, "networks");
+  const std::vector<long> batches = parse_batches(o.batches);
+  const std::vector<std::string> configs = parse_configs(o.configs);
+  std::vector<NetworkSpec> specs;
+  for (const std::string &name : networks) {
+    NetworkSpec spec = load_network(name);
+    if (spec.input.c != 3) spec = with_input_channels(spec, 3);
+    if (spec.input.h != 32 || spec.input.w != 32)
+      throw std::invalid_argument(name + " takes " + std::to_string(spec.input.h) + "x" +
+                                  std::to_string(spec.input.w) +
+                                  " inputs; this benchmark feeds 3x32x32");
+    specs.push_back(spec);
+  }
+  // Checks the plan's syntax before any long measurement (the machine check comes later).
+  const NetworkPlanText plans = parse_network_plan(o.plan);
+  for (const NetworkSpec &spec : specs)
+    for (const LayerSpec &layer : spec.layers)
+      if (layer.kind == LayerKind::conv)
+        parse_split_plan(plans.plan_for(layer.name), layer.out, MachineWorkers{1, 1});
+  if (!o.sched.empty()) setenv("STARPU_SCHED", o.sched.c_str(), 1);
+  setenv("STARPU_SCHED", "dmda", 0);
+  setenv("STARPU_SILENT", "1", 0);  // perf-model calibration notes would drown the table
+
+  const StarpuEnv env{StarpuEnv::get("STARPU_NCPU"), StarpuEnv::get("STARPU_NCUDA")};
+  const Machine machine = probe_machine();
+  std::fprintf(stderr, "machine: %s, %u cores (load %s)%s%s; STARPU_SCHED=%s\n",
+               machine.cpu.c_str(), machine.cores, machine.loadavg.c_str(),
+               machine.gpu.empty() ? "" : ", ", machine.gpu.c_str(), std::getenv("STARPU_SCHED"));
+  std::fprintf(stderr, "%-8s %6s %-9s %10s %10s %7s %9s  %s\n", "network", "batch", "config",
+               "step_ms", "images/s", "tasks", "cpu/cuda", "plan");
+  for (size_t i = 0; i < specs.size(); ++i) {
+    for (long b : batches) {
+      const size_t batch = size_t(b);
+      const Dataset data = random_dataset(specs[i], batch * size_t(o.round), uint64_t(o.seed));
+      for (const std::string &config : configs) {
+        const std::string common = common_fields(networks[i], batch, config, machine);
+        if (config != "cpu-only" && machine.cuda_workers == 0) {
+          std::printf("%s, \"skipped\": \"StarPU found no CUDA worker\"}\n", common.c_str());
+          std::fprintf(stderr, "%-8s %6zu %-9s skipped: no CUDA worker\n", networks[i].c_str(),
+                       batch, config.c_str());
+          continue;
+        }
+        env.apply(config);
+        const Result r = measure(o, specs[i], data, batch, config);
+        print_result(common, batch, r);
+        std::fprintf(stderr, "%-8s %6zu %-9s %10.3f %10.1f %7llu %4.0f/%-4.0f  %s\n",
+                     networks[i].c_str(), batch, config.c_str(), r.step_ms,
+                     double(batch) * 1000.0 / r.step_ms, (unsigned long long)r.tasks_per_step,
+                     r.cpu_tasks_per_step, r.cuda_tasks_per_step, r.plan.c_str());
+      }
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace starcnn
+
+int main(int argc, char **argv) {
+  using namespace starcnn;
+  Options o;
+  try {
+    ArgParser args(
+        "train_benchmark",
+        "Times starcnn training steps (median over rounds after warm-up) on random 3x32x32 data\n"
+        "in the configurations cpu-only (STARPU_NCUDA=0, convs on CPU workers), gpu-only\n"
+        "(STARPU_NCPU=1 for the data-loading task, convs on CUDA) and cpu+gpu (every worker,\n"
+        "convs split by --plan). One JSON line per measurement on stdout, a table on stderr.\n"
+        "STARPU_SILENT defaults to 1 here (set STARPU_SILENT=0 to see StarPU's notes).\n"
+        "Configurations needing CUDA are reported as skipped without a CUDA worker.");
+    args.add("networks", "LIST", "comma-separated networks: lenet, wide or .net files",
+             &o.networks);
+    args.add("batches", "LIST", "comma-separated batch sizes", &o.batches);
+    args.add("configs", "LIST", "comma-separated: cpu-only, gpu-only, cpu+gpu", &o.configs);
+    args.add("plan", "PLAN", "split plan of the cpu+gpu configuration (see train --help)", &o.plan);
+    args.add("sched", "NAME", "StarPU scheduler (default: $STARPU_SCHED, else dmda)", &o.sched);
+    args.add("warmup", "N",
+             "untimed steps first (whole rounds, at least one; it also counts tasks per worker "
+             "kind)",
+             &o.warmup, 1, 100000);
+    args.add("steps", "N", "timed steps, rounded up to whole rounds", &o.steps, 1, 1000000);
+    args.add("round", "N", "steps per timed round (the host waits at the end of each)", &o.round, 1,
+             10000);
+    args.add("max-seconds", "S",
+             "end the warm-up, and the timing, after the round that passes S seconds",
+             &o.max_seconds, 0.0, 1e6);
+    args.add("lr", "F", "SGD learning rate (momentum 0.9)", &o.lr, 0.0, 10.0);
+    args.add("seed", "N", "seed of the weights and the random data", &o.seed, 0, 1L << 40);
+    if (!args.parse(argc, argv)) return 0;
+    return run(o);
+  } catch (const UsageError &e) {
+    std::fprintf(stderr, "train_benchmark: %s\n", e.what());
+    return 2;
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "train_benchmark: error: %s\n", e.what());
+    return 1;
+  }
+}
