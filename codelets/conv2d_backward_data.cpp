@@ -60,9 +60,9 @@ void submit_conv2d_backward_data(starpu_data_handle_t w, starpu_data_handle_t dy
   const Conv2dGradientArgs args{shape, access};
   starpu_data_handle_t col = register_col_scratch(shape);
   const int ret = starpu_task_insert(&conv2d_backward_data_codelet, STARPU_R, w, STARPU_R, dy,
-                                     gradient_mode(access), dx, STARPU_SCRATCH, col, STARPU_VALUE,
-                                     &args, sizeof(args), STARPU_EXECUTE_WHERE, where_mask(where),
-                                     STARPU_PRIORITY, priority, 0);
+                                     gradient_access_mode(access), dx, STARPU_SCRATCH, col,
+                                     STARPU_VALUE, &args, sizeof(args), STARPU_EXECUTE_WHERE,
+                                     where_mask(where), STARPU_PRIORITY, priority, 0);
   starpu_data_unregister_submit(col);
   check_submit(ret, "conv2d_backward_data");
 }

@@ -63,7 +63,7 @@ void submit_conv2d_backward_filter(starpu_data_handle_t x, starpu_data_handle_t 
                                    const Conv2dShape &shape, GradientAccess access, Where where,
                                    int priority) {
   const Conv2dGradientArgs args{shape, access};
-  const starpu_data_access_mode mode = gradient_mode(access);
+  const starpu_data_access_mode mode = gradient_access_mode(access);
   starpu_data_handle_t col = register_col_scratch(shape);
   const int ret =
       starpu_task_insert(&conv2d_backward_filter_codelet, STARPU_R, x, STARPU_R, dy, mode, dw, mode,

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <functional>
 
-#include "codelets/linear_reduction.h"
+#include "codelets/accumulate.h"
 #include "codelets/relu.h"
 #include "tests/support/random_data.h"
 #include "tests/support/registered_vector.h"
@@ -216,8 +216,8 @@ TEST_P(LinearTest, SubBatchesWithReductionEqualTheWhole) {
   partition_samples(yh.handle(), samples, s.out);
   partition_samples(dyh.handle(), samples, s.out);
   for (int pass = 0; pass < 2; ++pass) {
-    submit_linear_gradient_zero(dwh.handle());
-    submit_linear_gradient_zero(dbh.handle());
+    submit_zero_fill(dwh.handle());
+    submit_zero_fill(dbh.handle());
     for (unsigned p = 0; p < samples.size(); ++p) {
       const LinearShape part{samples[p], s.in, s.out};
       const auto sub = [p](const RegisteredVector &v) {
@@ -226,7 +226,7 @@ TEST_P(LinearTest, SubBatchesWithReductionEqualTheWhole) {
       submit_linear_forward(sub(xh), wh.handle(), bh.handle(), sub(yh), part, true);
       submit_linear_backward_data(wh.handle(), sub(dyh), sub(dxh), part);
       submit_linear_backward_weights(sub(xh), sub(dyh), dwh.handle(), dbh.handle(), part,
-                                     LinearGradientMode::reduce);
+                                     GradientAccess::accumulate);
     }
     SCOPED_TRACE("pass " + std::to_string(pass));
     expect_near(concat(dwh.read(), dbh.read()), reference_backward_weights(x, dy, s));

@@ -94,7 +94,7 @@ void expect_near(const std::vector<float> &got, const std::vector<double> &want,
 // A stats vector {loss sum, correct count} that starts at zero and takes REDUX contributions.
 struct Stats : RegisteredVector {
   explicit Stats(std::vector<float> start = {0.0f, 0.0f}) : RegisteredVector(start) {
-    enable_xent_stats_reduction(handle());
+    set_sum_reduction(handle());
   }
 };
 
@@ -226,7 +226,7 @@ TEST_P(SoftmaxXentTest, StatsAccumulateUntilZeroed) {
   auto got = stats.read();
   EXPECT_NEAR(got[0], 100.0 + 3 * one.sum, 1e-4);
   EXPECT_EQ(got[1], float(3 + 3 * one.correct));
-  submit_xent_stats_zero(stats.handle());
+  submit_zero_fill(stats.handle());
   submit_softmax_xent_forward(zh.handle(), lh.handle(), stats.handle(), b.shape);
   got = stats.read();
   EXPECT_NEAR(got[0], one.sum, 1e-5);

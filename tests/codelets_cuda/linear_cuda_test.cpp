@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "codelets/linear_reduction.h"
+#include "codelets/accumulate.h"
 #include "tests/support/random_data.h"
 #include "tests/support/registered_vector.h"
 #include "tests/support/starpu_runtime.h"
@@ -82,7 +82,7 @@ TEST_P(LinearCudaTest, ForwardAndBackwardOnCudaMatchCpu) {
                             Where::cuda);
       submit_linear_backward_data(wh.handle(), dyh.handle(), dxh.handle(), s, Where::cuda);
       submit_linear_backward_weights(xh.handle(), dyh.handle(), dwh.handle(), dbh.handle(), s,
-                                     LinearGradientMode::overwrite, Where::cuda);
+                                     GradientAccess::overwrite, Where::cuda);
       tasks += 3;
       expect_close(yh.read(), want.y, mag.y);
       expect_close(dxh.read(), want.dx, mag.dx);
@@ -125,12 +125,12 @@ TEST_P(LinearCudaTest, SubBatchReductionMatchesWholeBatchOnCpu) {
   int cuda_only_tasks = 0;
   for (Where where : {Where::cuda, Where::any}) {
     SCOPED_TRACE(where == Where::cuda ? "CUDA only" : "any worker");
-    submit_linear_gradient_zero(dwh.handle(), where);
-    submit_linear_gradient_zero(dbh.handle(), where);
+    submit_zero_fill(dwh.handle(), where);
+    submit_zero_fill(dbh.handle(), where);
     for (unsigned p = 0; p < samples.size(); ++p)
       submit_linear_backward_weights(
           starpu_data_get_sub_data(xh.handle(), 1, p), starpu_data_get_sub_data(dyh.handle(), 1, p),
-          dwh.handle(), dbh.handle(), {samples[p], s.in, s.out}, LinearGradientMode::reduce, where);
+          dwh.handle(), dbh.handle(), {samples[p], s.in, s.out}, GradientAccess::accumulate, where);
     expect_close(dwh.read(), want.dw, mag.dw);
     expect_close(dbh.read(), want.db, mag.db);
     if (where == Where::cuda) cuda_only_tasks = testing::count_tasks().cuda_tasks;

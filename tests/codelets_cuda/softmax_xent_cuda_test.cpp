@@ -31,7 +31,7 @@ std::vector<int32_t> random_labels(uint32_t n, uint32_t classes, uint32_t seed) 
 }
 
 struct Stats : RegisteredVector {
-  Stats() : RegisteredVector(kXentStatsSize, 0.0f) { enable_xent_stats_reduction(handle()); }
+  Stats() : RegisteredVector(kXentStatsSize, 0.0f) { set_sum_reduction(handle()); }
 };
 
 void expect_near(const std::vector<float> &got, const std::vector<float> &want, float tol) {
