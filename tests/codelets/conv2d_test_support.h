@@ -17,6 +17,11 @@ struct ConvProblem {
   std::vector<float> x, w, b, r;
 };
 
+// The results of a layer's forward (y) and backward (dw, db, dx) passes.
+struct ConvResults {
+  std::vector<float> y, dw, db, dx;
+};
+
 inline ConvProblem random_problem(const Conv2dShape &s, uint32_t seed) {
   return {s, random_floats(s.x_count(), seed), random_floats(s.w_count(), seed + 1),
           random_floats(s.b_count(), seed + 2), random_floats(s.y_count(), seed + 3)};
@@ -38,6 +43,15 @@ inline const std::vector<Conv2dShape> &test_shapes() {
       {3, 16, 8, 8, 7, 3, 1, 1},  {1, 3, 13, 6, 1, 3, 2, 1},
   };
   return shapes;
+}
+
+// Element counts of the sub-batches of `samples` samples each, cut from a tensor of `count`
+// elements holding `batch` samples.
+inline std::vector<uint32_t> sub_batch_lengths(size_t count, uint32_t batch,
+                                               const std::vector<uint32_t> &samples) {
+  std::vector<uint32_t> lengths;
+  for (uint32_t n : samples) lengths.push_back(uint32_t(n * count / batch));
+  return lengths;
 }
 
 // Cuts a vector handle into consecutive pieces of the given element counts (e.g. sub-batches or

@@ -9,8 +9,10 @@
 
 #include "codelets/accumulate.h"
 #include "codelets/relu.h"
+#include "tests/support/comparisons.h"
 #include "tests/support/random_data.h"
 #include "tests/support/registered_vector.h"
+#include "tests/support/scheduler_fixture.h"
 #include "tests/support/starpu_runtime.h"
 #include "tests/support/worker_counts.h"
 
@@ -72,10 +74,7 @@ Reference reference_backward_weights(const std::vector<float> &x, const std::vec
 }
 
 void expect_near(const std::vector<float> &got, const Reference &want) {
-  ASSERT_EQ(got.size(), want.value.size());
-  for (size_t i = 0; i < got.size(); ++i)
-    ASSERT_NEAR(double(got[i]), want.value[i], 1e-5 * want.magnitude[i] + 1e-6)
-        << "at element " << i;
+  testing::expect_near_bounds(got, want.value, want.magnitude, 1e-5, 1e-6);
 }
 
 std::vector<float> concat(std::vector<float> a, const std::vector<float> &b) {
@@ -83,16 +82,7 @@ std::vector<float> concat(std::vector<float> a, const std::vector<float> &b) {
   return a;
 }
 
-class LinearTest : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override {
-    runtime_ = std::make_unique<testing::StarpuRuntime>(GetParam(), 0);
-    ASSERT_EQ(runtime_->policy_name(), GetParam());
-    testing::start_counting_tasks();
-  }
-  void TearDown() override { runtime_.reset(); }
-  std::unique_ptr<testing::StarpuRuntime> runtime_;
-};
+class LinearTest : public testing::CpuSchedulerTest {};
 
 // {n, in, out}: batch 1, one input, one output, odd and non-square sizes.
 const LinearShape kShapes[] = {{1, 1, 1},   {1, 7, 1},     {3, 1, 5},    {7, 13, 1},
@@ -250,8 +240,7 @@ TEST_P(LinearTest, WrongHandleSizesAreRefused) {
                std::invalid_argument);
 }
 
-INSTANTIATE_TEST_SUITE_P(Schedulers, LinearTest, ::testing::ValuesIn(testing::test_schedulers()),
-                         testing::scheduler_test_name);
+STARCNN_INSTANTIATE_SCHEDULER_TESTS(LinearTest);
 
 }  // namespace
 }  // namespace starcnn

@@ -12,6 +12,7 @@
 #include "tests/support/random_data.h"
 #include "tests/support/registered_int_vector.h"
 #include "tests/support/registered_vector.h"
+#include "tests/support/scheduler_fixture.h"
 #include "tests/support/starpu_runtime.h"
 #include "tests/support/worker_counts.h"
 
@@ -98,16 +99,7 @@ std::string describe(const MaxpoolShape &s) {
          " H=" + std::to_string(s.height) + " W=" + std::to_string(s.width);
 }
 
-class MaxpoolTest : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override {
-    runtime_ = std::make_unique<testing::StarpuRuntime>(GetParam(), 0);
-    ASSERT_EQ(runtime_->policy_name(), GetParam());
-    testing::start_counting_tasks();
-  }
-  void TearDown() override { runtime_.reset(); }
-  std::unique_ptr<testing::StarpuRuntime> runtime_;
-};
+class MaxpoolTest : public testing::CpuSchedulerTest {};
 
 TEST_P(MaxpoolTest, ForwardMatchesReference) {
   uint32_t seed = 1;
@@ -296,8 +288,7 @@ TEST_P(MaxpoolTest, CudaOnlyTaskWithoutCudaWorkerIsRefused) {
                std::runtime_error);
 }
 
-INSTANTIATE_TEST_SUITE_P(Schedulers, MaxpoolTest, ::testing::ValuesIn(testing::test_schedulers()),
-                         testing::scheduler_test_name);
+STARCNN_INSTANTIATE_SCHEDULER_TESTS(MaxpoolTest);
 
 }  // namespace
 }  // namespace starcnn

@@ -7,8 +7,10 @@
 #include <cmath>
 
 #include "codelets/accumulate.h"
+#include "tests/support/comparisons.h"
 #include "tests/support/random_data.h"
 #include "tests/support/registered_vector.h"
+#include "tests/support/scheduler_fixture.h"
 #include "tests/support/starpu_runtime.h"
 #include "tests/support/worker_counts.h"
 
@@ -27,9 +29,7 @@ std::vector<float> absolute(std::vector<float> v) {
 // 2e-5 of it is far above that rounding yet far below any indexing mistake.
 void expect_close(const std::vector<float> &got, const std::vector<float> &want,
                   const std::vector<float> &magnitude) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i)
-    ASSERT_NEAR(got[i], want[i], 2e-5 * magnitude[i] + 1e-6) << "at element " << i;
+  testing::expect_near_bounds(got, want, magnitude, 2e-5, 1e-6);
 }
 
 struct CpuResults {
@@ -47,16 +47,7 @@ CpuResults cpu_results(const std::vector<float> &x, const std::vector<float> &w,
   return r;
 }
 
-class LinearCudaTest : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override {
-    runtime_ = std::make_unique<testing::StarpuRuntime>(GetParam());
-    if (starpu_cuda_worker_get_count() == 0) GTEST_SKIP() << "no CUDA worker: no GPU here";
-    testing::start_counting_tasks();
-  }
-  void TearDown() override { runtime_.reset(); }
-  std::unique_ptr<testing::StarpuRuntime> runtime_;
-};
+class LinearCudaTest : public testing::CudaSchedulerTest {};
 
 const LinearShape kShapes[] = {{1, 1, 1},     {1, 7, 1},        {3, 1, 5},       {7, 13, 1},
                                {33, 70, 129}, {256, 1024, 100}, {64, 2048, 1000}};
@@ -141,9 +132,7 @@ TEST_P(LinearCudaTest, SubBatchReductionMatchesWholeBatchOnCpu) {
   EXPECT_GE(cuda_only_tasks, int(samples.size()) + 2);
 }
 
-INSTANTIATE_TEST_SUITE_P(Schedulers, LinearCudaTest,
-                         ::testing::ValuesIn(testing::test_schedulers()),
-                         testing::scheduler_test_name);
+STARCNN_INSTANTIATE_SCHEDULER_TESTS(LinearCudaTest);
 
 }  // namespace
 }  // namespace starcnn
