@@ -14,6 +14,7 @@
 #include "tests/support/registered_vector.h"
 #include "tests/support/scheduler_fixture.h"
 #include "tests/support/starpu_runtime.h"
+#include "tests/support/vector_partition.h"
 #include "tests/support/worker_counts.h"
 
 namespace starcnn {
@@ -177,18 +178,6 @@ TEST_P(LinearTest, BackwardMatchesFiniteDifferences) {
     }
 }
 
-// Splits a handle of n samples of `width` floats into sub-batches of the given sample counts.
-void partition_samples(starpu_data_handle_t handle, const std::vector<uint32_t> &samples,
-                       uint32_t width) {
-  std::vector<uint32_t> lengths;
-  for (uint32_t count : samples) lengths.push_back(count * width);
-  starpu_data_filter filter{};
-  filter.filter_func = starpu_vector_filter_list;
-  filter.nchildren = unsigned(lengths.size());
-  filter.filter_arg_ptr = lengths.data();
-  starpu_data_partition(handle, &filter);
-}
-
 // Uneven sub-batches, each its own task, with dW and db summed through STARPU_REDUX, give the
 // whole batch's results; a second pass after zeroing gives them again (not twice them).
 TEST_P(LinearTest, SubBatchesWithReductionEqualTheWhole) {
@@ -201,10 +190,10 @@ TEST_P(LinearTest, SubBatchesWithReductionEqualTheWhole) {
 
   RegisteredVector xh(x), wh(w), bh(b), dyh(dy), yh(dy.size(), -7.0f), dxh(x.size(), -7.0f);
   RegisteredVector dwh(w.size(), -7.0f), dbh(b.size(), -7.0f);
-  partition_samples(xh.handle(), samples, s.in);
-  partition_samples(dxh.handle(), samples, s.in);
-  partition_samples(yh.handle(), samples, s.out);
-  partition_samples(dyh.handle(), samples, s.out);
+  testing::partition_samples(xh.handle(), samples, s.in);
+  testing::partition_samples(dxh.handle(), samples, s.in);
+  testing::partition_samples(yh.handle(), samples, s.out);
+  testing::partition_samples(dyh.handle(), samples, s.out);
   for (int pass = 0; pass < 2; ++pass) {
     submit_zero_fill(dwh.handle());
     submit_zero_fill(dbh.handle());

@@ -6,11 +6,11 @@
 #include <memory>
 #include <numeric>
 
-#include "tests/codelets/conv2d_test_support.h"
 #include "tests/support/random_data.h"
 #include "tests/support/registered_vector.h"
 #include "tests/support/scheduler_fixture.h"
 #include "tests/support/starpu_runtime.h"
+#include "tests/support/vector_partition.h"
 #include "tests/support/worker_counts.h"
 
 namespace starcnn {

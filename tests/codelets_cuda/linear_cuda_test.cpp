@@ -12,6 +12,7 @@
 #include "tests/support/registered_vector.h"
 #include "tests/support/scheduler_fixture.h"
 #include "tests/support/starpu_runtime.h"
+#include "tests/support/vector_partition.h"
 #include "tests/support/worker_counts.h"
 
 namespace starcnn {
@@ -87,17 +88,6 @@ TEST_P(LinearCudaTest, ForwardAndBackwardOnCudaMatchCpu) {
               counts.cuda_tasks, counts.cpu_tasks);
 }
 
-void partition_samples(starpu_data_handle_t handle, const std::vector<uint32_t> &samples,
-                       uint32_t width) {
-  std::vector<uint32_t> lengths;
-  for (uint32_t count : samples) lengths.push_back(count * width);
-  starpu_data_filter filter{};
-  filter.filter_func = starpu_vector_filter_list;
-  filter.nchildren = unsigned(lengths.size());
-  filter.filter_arg_ptr = lengths.data();
-  starpu_data_partition(handle, &filter);
-}
-
 // Sub-batch tasks summing dW and db through STARPU_REDUX, first on CUDA workers only, then on
 // whichever workers the scheduler picks (private copies in RAM and VRAM are then added together).
 TEST_P(LinearCudaTest, SubBatchReductionMatchesWholeBatchOnCpu) {
@@ -111,8 +101,8 @@ TEST_P(LinearCudaTest, SubBatchReductionMatchesWholeBatchOnCpu) {
   const CpuResults mag = cpu_results(absolute(x), absolute(w), absolute(b), absolute(dy), s, false);
 
   RegisteredVector xh(x), dyh(dy), dwh(w.size(), -7.0f), dbh(b.size(), -7.0f);
-  partition_samples(xh.handle(), samples, s.in);
-  partition_samples(dyh.handle(), samples, s.out);
+  testing::partition_samples(xh.handle(), samples, s.in);
+  testing::partition_samples(dyh.handle(), samples, s.out);
   int cuda_only_tasks = 0;
   for (Where where : {Where::cuda, Where::any}) {
     SCOPED_TRACE(where == Where::cuda ? "CUDA only" : "any worker");
