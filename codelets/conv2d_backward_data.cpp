@@ -29,19 +29,16 @@ void conv2d_backward_data_cpu(const Conv2dShape &s, const float *w, const float 
 namespace {
 
 void conv2d_backward_data_cpu_task(void *buffers[], void *cl_arg) {
-  Conv2dGradientArgs args;
-  starpu_codelet_unpack_args(cl_arg, &args);
+  const Conv2dGradientArgs args = unpack_gradient_args(cl_arg);
   conv2d_backward_data_cpu(args.shape, vector_data(buffers[0]), vector_data(buffers[1]),
-                           vector_data(buffers[2]), vector_data(buffers[3]),
-                           args.access == GradientAccess::accumulate);
+                           vector_data(buffers[2]), vector_data(buffers[3]), args.accumulates());
 }
 
 #ifdef STARCNN_USE_CUDA
 void conv2d_backward_data_cuda_task(void *buffers[], void *cl_arg) {
-  Conv2dGradientArgs args;
-  starpu_codelet_unpack_args(cl_arg, &args);
+  const Conv2dGradientArgs args = unpack_gradient_args(cl_arg);
   conv2d_backward_data_cuda(args.shape, vector_data(buffers[0]), vector_data(buffers[1]),
-                            vector_data(buffers[2]), args.access == GradientAccess::accumulate);
+                            vector_data(buffers[2]), args.accumulates());
 }
 #endif
 

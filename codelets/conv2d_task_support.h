@@ -17,6 +17,15 @@ starpu_data_handle_t register_col_scratch(const Conv2dShape &shape);
 struct Conv2dGradientArgs {
   Conv2dShape shape;
   GradientAccess access = GradientAccess::overwrite;
+
+  bool accumulates() const { return access == GradientAccess::accumulate; }
 };
+
+// The arguments a gradient task was submitted with.
+inline Conv2dGradientArgs unpack_gradient_args(void *cl_arg) {
+  Conv2dGradientArgs args;
+  starpu_codelet_unpack_args(cl_arg, &args);
+  return args;
+}
 
 }  // namespace starcnn
