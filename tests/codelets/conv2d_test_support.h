@@ -46,6 +46,22 @@ inline const std::vector<Conv2dShape> &test_shapes() {
   return shapes;
 }
 
+// Element counts of the weight (w) and bias (b) slices of a layer cut into slices of `filters`
+// filters each.
+struct SliceLengths {
+  std::vector<uint32_t> w, b;
+};
+
+inline SliceLengths filter_slice_lengths(const Conv2dShape &s,
+                                         const std::vector<uint32_t> &filters) {
+  SliceLengths lengths;
+  for (uint32_t f : filters) {
+    lengths.w.push_back(f * s.c_in * s.k * s.k);
+    lengths.b.push_back(f);
+  }
+  return lengths;
+}
+
 // Element counts of the sub-batches of `samples` samples each, cut from a tensor of `count`
 // elements holding `batch` samples.
 inline std::vector<uint32_t> sub_batch_lengths(size_t count, uint32_t batch,

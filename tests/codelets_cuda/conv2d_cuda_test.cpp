@@ -121,11 +121,7 @@ TEST_P(Conv2dCudaTest, SlicesOnCudaAndCpuGiveTheUnsplitResult) {
   const uint32_t plane = s.out_h() * s.out_w();
   RegisteredVector xh(p.x), wh(p.w), bh(p.b), dyh(p.r), yh(s.y_count(), -7.0f),
       dwh(s.w_count(), -7.0f), dbh(s.b_count(), -7.0f), dxh(s.x_count(), -7.0f);
-  std::vector<uint32_t> w_len, b_len;
-  for (uint32_t f : filters) {
-    w_len.push_back(f * s.c_in * s.k * s.k);
-    b_len.push_back(f);
-  }
+  const auto [w_len, b_len] = testing::filter_slice_lengths(s, filters);
   const auto ws = testing::partition_vector(wh.handle(), w_len);
   const auto bs = testing::partition_vector(bh.handle(), b_len);
   const auto dws = testing::partition_vector(dwh.handle(), w_len);
