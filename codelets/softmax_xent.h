@@ -3,10 +3,9 @@
 // - forward adds the sub-batch's summed loss and its count of correct predictions (argmax == label,
 //   first maximum on ties) into a stats vector {loss sum, correct count} of 2 floats, accessed in
 //   STARPU_REDUX mode: sub-batch tasks run in parallel, and the host reads the stats every N steps
-//   and divides by the samples seen (counts are exact up to 2^24 samples between resets). The stats
-//   vector is summed with codelets/accumulate.h: call set_sum_reduction() on it once after
-//   registering it, and reset it with submit_zero_fill() (the reduction adds onto the value it
-//   held);
+//   and divides by the samples seen (counts are exact up to 2^24 samples between resets). Give
+//   the stats vector set_sum_reduction() once after registering it, and reset it with
+//   submit_zero_fill() (codelets/accumulate.h): the sum adds onto the value it held;
 // - backward writes dZ = (softmax(Z) - onehot(label)) / batch_size, with batch_size the WHOLE
 //   batch's size, so sub-batch gradients are the full-batch ones.
 // Both subtract each row's max before exponentiating. A label outside [0, classes) makes its loss
