@@ -1,17 +1,29 @@
 // Zero-fill and add (dst += src) on float vectors: the init and reduction methods that let several
 // tasks sum their contributions into one handle with STARPU_REDUX (input gradients of split
-// convolutions, weight gradients of sub-batches).
+// convolutions, weight gradients of sub-batches, the cross-entropy stats of sub-batches), and the
+// GradientAccess choice every gradient op offers.
 #pragma once
 
 #include "codelets/codelet_support.h"
 
 #include <cstddef>
+#include <cstdint>
 
 #ifdef STARCNN_USE_CUDA
 #include <cuda_runtime.h>
 #endif
 
 namespace starcnn {
+
+// Whether a gradient task overwrites its output (STARPU_W) or adds to it (STARPU_REDUX: several
+// tasks summing into one handle whose reduction methods set_sum_reduction() installed). The values
+// travel in task arguments: keep them fixed.
+enum class GradientAccess : uint32_t { overwrite = 0, accumulate = 1 };
+
+// The access mode a gradient task declares on its output for `access`.
+inline starpu_data_access_mode gradient_access_mode(GradientAccess access) {
+  return access == GradientAccess::accumulate ? STARPU_REDUX : STARPU_W;
+}
 
 void zero_fill_cpu(float *x, size_t n);
 void add_into_cpu(float *dst, const float *src, size_t n);
@@ -29,7 +41,10 @@ extern starpu_codelet add_into_codelet;   // RW dst, R src
 // or zeroed (submit_zero_fill) first.
 void set_sum_reduction(starpu_data_handle_t handle);
 
+// Sets every element of `x` to zero (STARPU_W), e.g. before a STARPU_REDUX sum or after the host
+// has read one.
 void submit_zero_fill(starpu_data_handle_t x, Where where = Where::any, int priority = 0);
+// dst += src, element-wise; both vectors have the same length.
 void submit_add_into(starpu_data_handle_t dst, starpu_data_handle_t src, Where where = Where::any,
                      int priority = 0);
 

@@ -29,19 +29,16 @@ void conv2d_backward_data_cpu(const Conv2dShape &s, const float *w, const float 
 namespace {
 
 void conv2d_backward_data_cpu_task(void *buffers[], void *cl_arg) {
-  Conv2dGradientArgs args;
-  starpu_codelet_unpack_args(cl_arg, &args);
+  const Conv2dGradientArgs args = unpack_gradient_args(cl_arg);
   conv2d_backward_data_cpu(args.shape, vector_data(buffers[0]), vector_data(buffers[1]),
-                           vector_data(buffers[2]), vector_data(buffers[3]),
-                           args.access == GradientAccess::accumulate);
+                           vector_data(buffers[2]), vector_data(buffers[3]), args.accumulates());
 }
 
 #ifdef STARCNN_USE_CUDA
 void conv2d_backward_data_cuda_task(void *buffers[], void *cl_arg) {
-  Conv2dGradientArgs args;
-  starpu_codelet_unpack_args(cl_arg, &args);
+  const Conv2dGradientArgs args = unpack_gradient_args(cl_arg);
   conv2d_backward_data_cuda(args.shape, vector_data(buffers[0]), vector_data(buffers[1]),
-                            vector_data(buffers[2]), args.access == GradientAccess::accumulate);
+                            vector_data(buffers[2]), args.accumulates());
 }
 #endif
 
@@ -60,9 +57,9 @@ void submit_conv2d_backward_data(starpu_data_handle_t w, starpu_data_handle_t dy
   const Conv2dGradientArgs args{shape, access};
   starpu_data_handle_t col = register_col_scratch(shape);
   const int ret = starpu_task_insert(&conv2d_backward_data_codelet, STARPU_R, w, STARPU_R, dy,
-                                     gradient_mode(access), dx, STARPU_SCRATCH, col, STARPU_VALUE,
-                                     &args, sizeof(args), STARPU_EXECUTE_WHERE, where_mask(where),
-                                     STARPU_PRIORITY, priority, 0);
+                                     gradient_access_mode(access), dx, STARPU_SCRATCH, col,
+                                     STARPU_VALUE, &args, sizeof(args), STARPU_EXECUTE_WHERE,
+                                     where_mask(where), STARPU_PRIORITY, priority, 0);
   starpu_data_unregister_submit(col);
   check_submit(ret, "conv2d_backward_data");
 }

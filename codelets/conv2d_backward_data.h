@@ -3,6 +3,7 @@
 // handle prepared by set_sum_reduction() from codelets/accumulate.h).
 #pragma once
 
+#include "codelets/accumulate.h"
 #include "codelets/codelet_support.h"
 #include "codelets/conv2d_shape.h"
 

@@ -32,20 +32,17 @@ void conv2d_backward_filter_cpu(const Conv2dShape &s, const float *x, const floa
 namespace {
 
 void conv2d_backward_filter_cpu_task(void *buffers[], void *cl_arg) {
-  Conv2dGradientArgs args;
-  starpu_codelet_unpack_args(cl_arg, &args);
+  const Conv2dGradientArgs args = unpack_gradient_args(cl_arg);
   conv2d_backward_filter_cpu(args.shape, vector_data(buffers[0]), vector_data(buffers[1]),
                              vector_data(buffers[2]), vector_data(buffers[3]),
-                             vector_data(buffers[4]), args.access == GradientAccess::accumulate);
+                             vector_data(buffers[4]), args.accumulates());
 }
 
 #ifdef STARCNN_USE_CUDA
 void conv2d_backward_filter_cuda_task(void *buffers[], void *cl_arg) {
-  Conv2dGradientArgs args;
-  starpu_codelet_unpack_args(cl_arg, &args);
+  const Conv2dGradientArgs args = unpack_gradient_args(cl_arg);
   conv2d_backward_filter_cuda(args.shape, vector_data(buffers[0]), vector_data(buffers[1]),
-                              vector_data(buffers[2]), vector_data(buffers[3]),
-                              args.access == GradientAccess::accumulate);
+                              vector_data(buffers[2]), vector_data(buffers[3]), args.accumulates());
 }
 #endif
 
@@ -63,7 +60,7 @@ void submit_conv2d_backward_filter(starpu_data_handle_t x, starpu_data_handle_t 
                                    const Conv2dShape &shape, GradientAccess access, Where where,
                                    int priority) {
   const Conv2dGradientArgs args{shape, access};
-  const starpu_data_access_mode mode = gradient_mode(access);
+  const starpu_data_access_mode mode = gradient_access_mode(access);
   starpu_data_handle_t col = register_col_scratch(shape);
   const int ret =
       starpu_task_insert(&conv2d_backward_filter_codelet, STARPU_R, x, STARPU_R, dy, mode, dw, mode,

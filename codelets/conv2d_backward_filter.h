@@ -3,6 +3,7 @@
 // sub-batch tasks sum into one dW_p/db_p with GradientAccess::accumulate (STARPU_REDUX).
 #pragma once
 
+#include "codelets/accumulate.h"
 #include "codelets/codelet_support.h"
 #include "codelets/conv2d_shape.h"
 

@@ -42,14 +42,4 @@ struct Conv2dShape {
   bool operator==(const Conv2dShape &o) const { return key() == o.key(); }
 };
 
-// Whether a gradient task overwrites its output or adds to it (STARPU_REDUX, several tasks summing
-// into one handle whose reduction methods set_sum_reduction() installed).
-enum class GradientAccess : uint32_t { overwrite = 0, accumulate = 1 };
-
-// The argument of the gradient tasks: the shape and whether to add into the output.
-struct Conv2dGradientArgs {
-  Conv2dShape shape;
-  GradientAccess access = GradientAccess::overwrite;
-};
-
 }  // namespace starcnn

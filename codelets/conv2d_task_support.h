@@ -3,6 +3,7 @@
 
 #include <starpu.h>
 
+#include "codelets/accumulate.h"
 #include "codelets/conv2d_shape.h"
 
 namespace starcnn {
@@ -12,9 +13,19 @@ namespace starcnn {
 // Pass it to the task, then hand it back with starpu_data_unregister_submit.
 starpu_data_handle_t register_col_scratch(const Conv2dShape &shape);
 
-// STARPU_W to overwrite a gradient, STARPU_REDUX to add into it with the other tasks' sums.
-inline starpu_data_access_mode gradient_mode(GradientAccess access) {
-  return access == GradientAccess::accumulate ? STARPU_REDUX : STARPU_W;
+// The argument of the gradient tasks: the shape and whether to add into the output.
+struct Conv2dGradientArgs {
+  Conv2dShape shape;
+  GradientAccess access = GradientAccess::overwrite;
+
+  bool accumulates() const { return access == GradientAccess::accumulate; }
+};
+
+// The arguments a gradient task was submitted with.
+inline Conv2dGradientArgs unpack_gradient_args(void *cl_arg) {
+  Conv2dGradientArgs args;
+  starpu_codelet_unpack_args(cl_arg, &args);
+  return args;
 }
 
 }  // namespace starcnn

@@ -5,8 +5,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "codelets/linear_reduction.h"
-
 #ifdef STARCNN_USE_CUDA
 #include <starpu_cublas_v2.h>
 #endif
@@ -55,7 +53,7 @@ struct ForwardArgs {
 
 struct WeightsArgs {
   LinearShape shape;
-  uint32_t accumulate;
+  GradientAccess access;
 };
 
 template <typename Args>
@@ -80,7 +78,7 @@ void backward_weights_cpu_task(void *buffers[], void *cl_arg) {
   const auto a = unpack<WeightsArgs>(cl_arg);
   linear_backward_weights_cpu(vector_data(buffers[0]), vector_data(buffers[1]),
                               vector_data(buffers[2]), vector_data(buffers[3]), a.shape,
-                              a.accumulate != 0);
+                              a.access == GradientAccess::accumulate);
 }
 
 #ifdef STARCNN_USE_CUDA
@@ -99,10 +97,10 @@ void backward_data_cuda_task(void *buffers[], void *cl_arg) {
 
 void backward_weights_cuda_task(void *buffers[], void *cl_arg) {
   const auto a = unpack<WeightsArgs>(cl_arg);
-  linear_backward_weights_cuda(starpu_cublas_get_local_handle(), vector_data(buffers[0]),
-                               vector_data(buffers[1]), vector_data(buffers[2]),
-                               vector_data(buffers[3]), a.shape, a.accumulate != 0,
-                               starpu_cuda_get_local_stream());
+  linear_backward_weights_cuda(
+      starpu_cublas_get_local_handle(), vector_data(buffers[0]), vector_data(buffers[1]),
+      vector_data(buffers[2]), vector_data(buffers[3]), a.shape,
+      a.access == GradientAccess::accumulate, starpu_cuda_get_local_stream());
 }
 #endif
 
@@ -167,21 +165,20 @@ void submit_linear_backward_data(starpu_data_handle_t w, starpu_data_handle_t dy
 
 void submit_linear_backward_weights(starpu_data_handle_t x, starpu_data_handle_t dy,
                                     starpu_data_handle_t dw, starpu_data_handle_t db,
-                                    const LinearShape &shape, LinearGradientMode mode, Where where,
+                                    const LinearShape &shape, GradientAccess access, Where where,
                                     int priority) {
   check_shape(shape);
   check_length(x, size_t(shape.n) * shape.in, "x");
   check_length(dy, size_t(shape.n) * shape.out, "dy");
   check_length(dw, size_t(shape.out) * shape.in, "dw");
   check_length(db, shape.out, "db");
-  const bool reduce = mode == LinearGradientMode::reduce;
-  if (reduce) {
-    enable_linear_gradient_reduction(dw);
-    enable_linear_gradient_reduction(db);
+  if (access == GradientAccess::accumulate) {
+    set_sum_reduction(dw);
+    set_sum_reduction(db);
   }
   // Under REDUX each task writes into a zeroed private copy, so it accumulates.
-  WeightsArgs args{shape, reduce ? 1u : 0u};
-  const int out_mode = reduce ? STARPU_REDUX : STARPU_W;
+  const WeightsArgs args{shape, access};
+  const starpu_data_access_mode out_mode = gradient_access_mode(access);
   const int ret =
       starpu_task_insert(&linear_backward_weights_codelet, STARPU_R, x, STARPU_R, dy, out_mode, dw,
                          out_mode, db, STARPU_VALUE, &args, sizeof(args), STARPU_EXECUTE_WHERE,

@@ -7,9 +7,10 @@
 //   linear_backward_data:    dX = dY W
 //   linear_backward_weights: dW = dY^T X and db = sum over samples of dY
 // X, Y, dX and dY may be sub-handles holding a sub-batch of shape.n samples. Several sub-batch
-// tasks can contribute to one dW/db through LinearGradientMode::reduce (STARPU_REDUX).
+// tasks can contribute to one dW/db through GradientAccess::accumulate (STARPU_REDUX).
 #pragma once
 
+#include "codelets/accumulate.h"
 #include "codelets/codelet_support.h"
 
 #include <cstddef>
@@ -26,12 +27,6 @@ struct LinearShape {
   uint32_t n;    // samples in this (sub-)batch
   uint32_t in;   // input features per sample
   uint32_t out;  // output features per sample
-};
-
-// How a backward-weights task writes dW and db.
-enum class LinearGradientMode : uint32_t {
-  overwrite,  // STARPU_W: dW and db become this task's gradient
-  reduce,     // STARPU_REDUX: this task's gradient is added to dW and db (see linear_reduction.h)
 };
 
 void linear_forward_cpu(const float *x, const float *w, const float *b, float *y,
@@ -62,13 +57,13 @@ void submit_linear_forward(starpu_data_handle_t x, starpu_data_handle_t w, starp
 void submit_linear_backward_data(starpu_data_handle_t w, starpu_data_handle_t dy,
                                  starpu_data_handle_t dx, const LinearShape &shape,
                                  Where where = Where::any, int priority = 0);
-// Handles: x (R), dy (R), dw and db (W, or REDUX in reduce mode: the submit then installs the
-// reduction methods of linear_reduction.h on dw and db; their value before the first reduce task
-// is part of the sum, so zero them first with submit_linear_gradient_zero).
+// Handles: x (R), dy (R), dw and db (W, or REDUX with GradientAccess::accumulate: the submit then
+// calls set_sum_reduction() on dw and db; their value before the first accumulating task is part
+// of the sum, so zero them first with submit_zero_fill).
 void submit_linear_backward_weights(starpu_data_handle_t x, starpu_data_handle_t dy,
                                     starpu_data_handle_t dw, starpu_data_handle_t db,
                                     const LinearShape &shape,
-                                    LinearGradientMode mode = LinearGradientMode::overwrite,
+                                    GradientAccess access = GradientAccess::overwrite,
                                     Where where = Where::any, int priority = 0);
 
 }  // namespace starcnn

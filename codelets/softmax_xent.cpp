@@ -102,17 +102,6 @@ void softmax_xent_backward_cpu_task(void *buffers[], void *cl_arg) {
                             vector_data(buffers[2]), shape, batch_size);
 }
 
-void xent_stats_zero_cpu_task(void *buffers[], void *) {
-  float *stats = vector_data(buffers[0]);
-  for (size_t k = 0; k < kXentStatsSize; ++k) stats[k] = 0.0f;
-}
-
-void xent_stats_add_cpu_task(void *buffers[], void *) {
-  float *into = vector_data(buffers[0]);
-  const float *from = vector_data(buffers[1]);
-  for (size_t k = 0; k < kXentStatsSize; ++k) into[k] += from[k];
-}
-
 #ifdef STARCNN_USE_CUDA
 void softmax_xent_forward_cuda_task(void *buffers[], void *cl_arg) {
   const SoftmaxXentShape shape = unpack_forward(buffers, cl_arg);
@@ -127,21 +116,10 @@ void softmax_xent_backward_cuda_task(void *buffers[], void *cl_arg) {
                              vector_data(buffers[2]), shape, batch_size,
                              starpu_cuda_get_local_stream());
 }
-
-void xent_stats_zero_cuda_task(void *buffers[], void *) {
-  xent_stats_zero_cuda(vector_data(buffers[0]), starpu_cuda_get_local_stream());
-}
-
-void xent_stats_add_cuda_task(void *buffers[], void *) {
-  xent_stats_add_cuda(vector_data(buffers[0]), vector_data(buffers[1]),
-                      starpu_cuda_get_local_stream());
-}
 #endif
 
 starpu_perfmodel softmax_xent_forward_model = history_model("starcnn_softmax_xent_forward");
 starpu_perfmodel softmax_xent_backward_model = history_model("starcnn_softmax_xent_backward");
-starpu_perfmodel xent_stats_zero_model = size_history_model("starcnn_xent_stats_zero");
-starpu_perfmodel xent_stats_add_model = size_history_model("starcnn_xent_stats_add");
 
 }  // namespace
 
@@ -153,24 +131,6 @@ starpu_codelet softmax_xent_backward_codelet =
     make_codelet("softmax_xent_backward", softmax_xent_backward_cpu_task,
                  STARCNN_CUDA_FUNC(softmax_xent_backward_cuda_task), &softmax_xent_backward_model,
                  {STARPU_R, STARPU_R, STARPU_W});
-starpu_codelet xent_stats_zero_codelet =
-    make_codelet("xent_stats_zero", xent_stats_zero_cpu_task,
-                 STARCNN_CUDA_FUNC(xent_stats_zero_cuda_task), &xent_stats_zero_model, {STARPU_W});
-starpu_codelet xent_stats_add_codelet = make_codelet("xent_stats_add", xent_stats_add_cpu_task,
-                                                     STARCNN_CUDA_FUNC(xent_stats_add_cuda_task),
-                                                     &xent_stats_add_model, {STARPU_RW, STARPU_R});
-
-void enable_xent_stats_reduction(starpu_data_handle_t stats) {
-  starpu_data_set_reduction_methods(stats, &xent_stats_add_codelet, &xent_stats_zero_codelet);
-}
-
-void submit_xent_stats_zero(starpu_data_handle_t stats, Where where, int priority) {
-  const int ret =
-      starpu_task_insert(&xent_stats_zero_codelet, STARPU_W, stats, STARPU_EXECUTE_WHERE,
-                         where_mask(where), STARPU_PRIORITY, priority, 0);
-  check_submit(ret, "xent_stats_zero");
-}
-
 void submit_softmax_xent_forward(starpu_data_handle_t z, starpu_data_handle_t labels,
                                  starpu_data_handle_t stats, const SoftmaxXentShape &shape,
                                  Where where, int priority) {

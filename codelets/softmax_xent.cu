@@ -2,7 +2,6 @@
 #include "codelets/softmax_xent.h"
 
 #include <algorithm>
-#include <cstdio>
 
 namespace starcnn {
 namespace {
@@ -97,10 +96,6 @@ __global__ void softmax_xent_backward_kernel(const float *z, const int32_t *labe
 
 #undef FOR_EACH_ROW_OF_THIS_WARP
 
-__global__ void xent_stats_add_kernel(float *into, const float *from) {
-  if (threadIdx.x < kXentStatsSize) into[threadIdx.x] += from[threadIdx.x];
-}
-
 unsigned row_blocks(uint32_t rows) {
   const unsigned blocks = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
   return blocks == 0 ? 1 : (blocks < 65535 ? blocks : 65535);
@@ -121,19 +116,6 @@ void softmax_xent_backward_cuda(const float *z, const int32_t *labels, float *dz
   softmax_xent_backward_kernel<<<row_blocks(shape.n), kThreadsPerBlock, 0, stream>>>(
       z, labels, dz, shape, 1.0f / float(batch_size));
   check_launch("softmax_xent_backward");
-}
-
-void xent_stats_zero_cuda(float *stats, cudaStream_t stream) {
-  const cudaError_t status = cudaMemsetAsync(stats, 0, kXentStatsSize * sizeof(float), stream);
-  if (status != cudaSuccess) {
-    std::fprintf(stderr, "starcnn: zeroing the cross-entropy stats failed\n");
-    STARPU_CUDA_REPORT_ERROR(status);
-  }
-}
-
-void xent_stats_add_cuda(float *into, const float *from, cudaStream_t stream) {
-  xent_stats_add_kernel<<<1, kWarp, 0, stream>>>(into, from);
-  check_launch("xent_stats_add");
 }
 
 }  // namespace starcnn

@@ -3,13 +3,16 @@
 // - forward adds the sub-batch's summed loss and its count of correct predictions (argmax == label,
 //   first maximum on ties) into a stats vector {loss sum, correct count} of 2 floats, accessed in
 //   STARPU_REDUX mode: sub-batch tasks run in parallel, and the host reads the stats every N steps
-//   and divides by the samples seen (counts are exact up to 2^24 samples between resets);
+//   and divides by the samples seen (counts are exact up to 2^24 samples between resets). Give
+//   the stats vector set_sum_reduction() once after registering it, and reset it with
+//   submit_zero_fill() (codelets/accumulate.h): the sum adds onto the value it held;
 // - backward writes dZ = (softmax(Z) - onehot(label)) / batch_size, with batch_size the WHOLE
 //   batch's size, so sub-batch gradients are the full-batch ones.
 // Both subtract each row's max before exponentiating. A label outside [0, classes) makes its loss
 // and its gradient row NaN, so a bad label cannot pass silently.
 #pragma once
 
+#include "codelets/accumulate.h"
 #include "codelets/codelet_support.h"
 
 #include <cstddef>
@@ -40,24 +43,13 @@ void softmax_xent_forward_cuda(const float *z, const int32_t *labels, float *sta
 void softmax_xent_backward_cuda(const float *z, const int32_t *labels, float *dz,
                                 const SoftmaxXentShape &shape, uint32_t batch_size,
                                 cudaStream_t stream);
-void xent_stats_zero_cuda(float *stats, cudaStream_t stream);
-void xent_stats_add_cuda(float *into, const float *from, cudaStream_t stream);
 #endif
 
 extern starpu_codelet softmax_xent_forward_codelet;
 extern starpu_codelet softmax_xent_backward_codelet;
-// Zeroes a stats vector (STARPU_W); also the init codelet of its reduction.
-extern starpu_codelet xent_stats_zero_codelet;
-// into += from (STARPU_RW, STARPU_R): the reduction codelet.
-extern starpu_codelet xent_stats_add_codelet;
 
-// Makes a stats vector (float, kXentStatsSize elements) usable in STARPU_REDUX mode. Call once
-// after registering it. The reduction adds onto the value the vector held before.
-void enable_xent_stats_reduction(starpu_data_handle_t stats);
-// Resets the stats to zero, e.g. after the host has read them.
-void submit_xent_stats_zero(starpu_data_handle_t stats, Where where = Where::any, int priority = 0);
-
-// z: float vector of n * classes; labels: int32 vector (element size 4) of n; stats: see above.
+// z: float vector of n * classes; labels: int32 vector (element size 4) of n; stats: float vector
+// of kXentStatsSize with set_sum_reduction() installed (see above).
 void submit_softmax_xent_forward(starpu_data_handle_t z, starpu_data_handle_t labels,
                                  starpu_data_handle_t stats, const SoftmaxXentShape &shape,
                                  Where where = Where::any, int priority = 0);

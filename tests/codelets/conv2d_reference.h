@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "codelets/conv2d_shape.h"
+#include "tests/support/comparisons.h"
 
 namespace starcnn::testing {
 
@@ -96,28 +97,14 @@ inline std::vector<std::pair<size_t, double>> finite_differences(
   return out;
 }
 
-// |got - want| <= rel * (1 + |want|): float32 sums of up to a few thousand terms of size ~1.
-inline void expect_close(const std::vector<float> &got, const std::vector<double> &want,
-                         double rel = 1e-4) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i)
-    ASSERT_LE(std::fabs(double(got[i]) - want[i]), rel * (1.0 + std::fabs(want[i])))
-        << "at element " << i << ": got " << got[i] << ", want " << want[i];
-}
-
+// |got - fd| <= 1e-4 * (1 + |fd|) at each finite-difference point: float32 sums of up to a few
+// thousand terms of size ~1.
 inline void expect_matches_differences(const std::vector<float> &got,
                                        const std::vector<std::pair<size_t, double>> &fd) {
   ASSERT_FALSE(fd.empty());
   for (const auto &[index, want] : fd)
     ASSERT_LE(std::fabs(double(got[index]) - want), 1e-4 * (1.0 + std::fabs(want)))
         << "finite difference at element " << index << ": got " << got[index] << ", want " << want;
-}
-
-// The largest |v|, to scale tolerances of results that differ only by summation order.
-inline double max_abs(const std::vector<float> &v) {
-  double m = 0.0;
-  for (float e : v) m = std::max(m, double(std::fabs(e)));
-  return m;
 }
 
 }  // namespace starcnn::testing

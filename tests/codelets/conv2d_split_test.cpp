@@ -12,21 +12,20 @@
 
 #include "tests/codelets/conv2d_reference.h"
 #include "tests/codelets/conv2d_test_support.h"
+#include "tests/support/comparisons.h"
 #include "tests/support/registered_vector.h"
+#include "tests/support/scheduler_fixture.h"
 #include "tests/support/starpu_runtime.h"
 
 namespace starcnn {
 namespace {
 
 using testing::ConvProblem;
+using testing::ConvResults;
 using testing::RegisteredVector;
 
-struct Results {
-  std::vector<float> y, dw, db, dx;
-};
-
 // The whole layer as one slice.
-Results run_unsplit(const ConvProblem &p) {
+ConvResults run_unsplit(const ConvProblem &p) {
   const Conv2dShape &s = p.shape;
   RegisteredVector xh(p.x), wh(p.w), bh(p.b), dyh(p.r), yh(s.y_count(), -7.0f),
       dwh(s.w_count(), -7.0f), dbh(s.b_count(), -7.0f), dxh(s.x_count(), -7.0f);
@@ -38,16 +37,12 @@ Results run_unsplit(const ConvProblem &p) {
 }
 
 // The layer split into slices of `filters` filters each, as the design's task graph does it.
-Results run_split(const ConvProblem &p, const std::vector<uint32_t> &filters) {
+ConvResults run_split(const ConvProblem &p, const std::vector<uint32_t> &filters) {
   const Conv2dShape &s = p.shape;
   const uint32_t plane = s.out_h() * s.out_w();
   RegisteredVector xh(p.x), wh(p.w), bh(p.b), dyh(p.r), yh(s.y_count(), -7.0f),
       dwh(s.w_count(), -7.0f), dbh(s.b_count(), -7.0f), dxh(s.x_count(), -7.0f);
-  std::vector<uint32_t> w_len, b_len;
-  for (uint32_t f : filters) {
-    w_len.push_back(f * s.c_in * s.k * s.k);
-    b_len.push_back(f);
-  }
+  const auto [w_len, b_len] = testing::filter_slice_lengths(s, filters);
   const auto ws = testing::partition_vector(wh.handle(), w_len);
   const auto bs = testing::partition_vector(bh.handle(), b_len);
   const auto dws = testing::partition_vector(dwh.handle(), w_len);
@@ -84,20 +79,10 @@ Results run_split(const ConvProblem &p, const std::vector<uint32_t> &filters) {
 
 // Equal up to float32 rounding of a different summation order: 1e-5 of the largest magnitude.
 void expect_same(const std::vector<float> &got, const std::vector<float> &want) {
-  ASSERT_EQ(got.size(), want.size());
-  const double tol = 1e-5 * (1.0 + testing::max_abs(want));
-  for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], tol) << "at element " << i;
+  testing::expect_near_scaled(got, want, 1e-5);
 }
 
-class Conv2dSplitTest : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override {
-    runtime_ = std::make_unique<testing::StarpuRuntime>(GetParam(), 0);
-    ASSERT_EQ(runtime_->policy_name(), GetParam());
-  }
-  void TearDown() override { runtime_.reset(); }
-  std::unique_ptr<testing::StarpuRuntime> runtime_;
-};
+class Conv2dSplitTest : public testing::CpuSchedulerTest {};
 
 TEST_P(Conv2dSplitTest, SplitFiltersGiveTheUnsplitResults) {
   const std::vector<std::vector<uint32_t>> splits = {{12}, {5, 7}, {2, 7, 3}, {1, 3, 2, 1, 4, 1}};
@@ -105,13 +90,13 @@ TEST_P(Conv2dSplitTest, SplitFiltersGiveTheUnsplitResults) {
   uint32_t seed = 60;
   for (const Conv2dShape &s : shapes) {
     const ConvProblem p = testing::random_problem(s, seed += 10);
-    const Results whole = run_unsplit(p);
+    const ConvResults whole = run_unsplit(p);
     // The unsplit run itself is checked against the float64 reference.
     testing::expect_close(whole.y, testing::reference_forward(s, p.x, p.w, p.b));
     testing::expect_close(whole.dx, testing::reference_backward_data(s, p.w, p.r));
     for (const auto &filters : splits) {
       SCOPED_TRACE(testing::describe(s) + ", " + std::to_string(filters.size()) + " slices");
-      const Results split = run_split(p, filters);
+      const ConvResults split = run_split(p, filters);
       expect_same(split.y, whole.y);
       expect_same(split.dw, whole.dw);
       expect_same(split.db, whole.db);
@@ -129,12 +114,8 @@ TEST_P(Conv2dSplitTest, SlicesTimesSubBatchesSumIntoSubHandles) {
   const ConvProblem p = testing::random_problem(s, 90);
   RegisteredVector xh(p.x), wh(p.w), dyh(p.r), dwh(s.w_count(), -7.0f), dbh(s.b_count(), -7.0f),
       dxh(s.x_count(), -7.0f);
-  std::vector<uint32_t> w_len, b_len, x_len, y_len;
-  for (uint32_t f : filters) {
-    w_len.push_back(f * s.c_in * s.k * s.k);
-    b_len.push_back(f);
-  }
-  for (uint32_t n : samples) x_len.push_back(uint32_t(n * s.x_count() / s.n));
+  const auto [w_len, b_len] = testing::filter_slice_lengths(s, filters);
+  const auto x_len = testing::sub_batch_lengths(s.x_count(), s.n, samples);
   const auto ws = testing::partition_vector(wh.handle(), w_len);
   const auto dws = testing::partition_vector(dwh.handle(), w_len);
   const auto dbs = testing::partition_vector(dbh.handle(), b_len);
@@ -177,9 +158,7 @@ TEST_P(Conv2dSplitTest, SlicesTimesSubBatchesSumIntoSubHandles) {
   testing::expect_close(dxh.read(), testing::reference_backward_data(s, p.w, p.r));
 }
 
-INSTANTIATE_TEST_SUITE_P(Schedulers, Conv2dSplitTest,
-                         ::testing::ValuesIn(testing::test_schedulers()),
-                         testing::scheduler_test_name);
+STARCNN_INSTANTIATE_SCHEDULER_TESTS(Conv2dSplitTest);
 
 }  // namespace
 }  // namespace starcnn

@@ -10,6 +10,7 @@
 #include "tests/codelets/conv2d_reference.h"
 #include "tests/codelets/conv2d_test_support.h"
 #include "tests/support/registered_vector.h"
+#include "tests/support/scheduler_fixture.h"
 #include "tests/support/starpu_runtime.h"
 #include "tests/support/worker_counts.h"
 
@@ -19,16 +20,7 @@ namespace {
 using testing::ConvProblem;
 using testing::RegisteredVector;
 
-class Conv2dTest : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override {
-    runtime_ = std::make_unique<testing::StarpuRuntime>(GetParam(), 0);
-    ASSERT_EQ(runtime_->policy_name(), GetParam());
-    testing::start_counting_tasks();
-  }
-  void TearDown() override { runtime_.reset(); }
-  std::unique_ptr<testing::StarpuRuntime> runtime_;
-};
+class Conv2dTest : public testing::CpuSchedulerTest {};
 
 TEST_P(Conv2dTest, ForwardMatchesReference) {
   uint32_t seed = 10;
@@ -109,11 +101,8 @@ TEST_P(Conv2dTest, SubBatchesGiveTheWholeBatchResult) {
   starpu_data_invalidate_submit(dwh.handle());  // the sum starts from nothing
   submit_zero_fill(dbh.handle());               // ... or from zero
 
-  std::vector<uint32_t> x_len, y_len;
-  for (uint32_t n : samples) {
-    x_len.push_back(uint32_t(n * whole.x_count() / whole.n));
-    y_len.push_back(uint32_t(n * whole.y_count() / whole.n));
-  }
+  const auto x_len = testing::sub_batch_lengths(whole.x_count(), whole.n, samples);
+  const auto y_len = testing::sub_batch_lengths(whole.y_count(), whole.n, samples);
   const auto xs = testing::partition_vector(xh.handle(), x_len);
   const auto dxs = testing::partition_vector(dxh.handle(), x_len);
   const auto ys = testing::partition_vector(yh.handle(), y_len);
@@ -136,8 +125,7 @@ TEST_P(Conv2dTest, SubBatchesGiveTheWholeBatchResult) {
   EXPECT_GE(testing::count_tasks().cpu_tasks, 3 * int(samples.size()));
 }
 
-INSTANTIATE_TEST_SUITE_P(Schedulers, Conv2dTest, ::testing::ValuesIn(testing::test_schedulers()),
-                         testing::scheduler_test_name);
+STARCNN_INSTANTIATE_SCHEDULER_TESTS(Conv2dTest);
 
 }  // namespace
 }  // namespace starcnn

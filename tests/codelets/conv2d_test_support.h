@@ -1,4 +1,4 @@
-// Random convolution problems and sample-wise partitioning for the conv2d tests.
+// Random convolution problems and sub-batch lengths for the conv2d tests.
 #pragma once
 
 #include <starpu.h>
@@ -8,6 +8,7 @@
 
 #include "codelets/conv2d_shape.h"
 #include "tests/support/random_data.h"
+#include "tests/support/vector_partition.h"
 
 namespace starcnn::testing {
 
@@ -15,6 +16,11 @@ namespace starcnn::testing {
 struct ConvProblem {
   Conv2dShape shape;
   std::vector<float> x, w, b, r;
+};
+
+// The results of a layer's forward (y) and backward (dw, db, dx) passes.
+struct ConvResults {
+  std::vector<float> y, dw, db, dx;
 };
 
 inline ConvProblem random_problem(const Conv2dShape &s, uint32_t seed) {
@@ -40,19 +46,29 @@ inline const std::vector<Conv2dShape> &test_shapes() {
   return shapes;
 }
 
-// Cuts a vector handle into consecutive pieces of the given element counts (e.g. sub-batches or
-// filter slices). Undo with starpu_data_unpartition(handle, STARPU_MAIN_RAM).
-inline std::vector<starpu_data_handle_t> partition_vector(starpu_data_handle_t handle,
-                                                          std::vector<uint32_t> lengths) {
-  starpu_data_filter filter{};
-  filter.filter_func = starpu_vector_filter_list;
-  filter.nchildren = unsigned(lengths.size());
-  filter.filter_arg_ptr = lengths.data();
-  starpu_data_partition(handle, &filter);
-  std::vector<starpu_data_handle_t> parts;
-  for (unsigned p = 0; p < lengths.size(); ++p)
-    parts.push_back(starpu_data_get_sub_data(handle, 1, p));
-  return parts;
+// Element counts of the weight (w) and bias (b) slices of a layer cut into slices of `filters`
+// filters each.
+struct SliceLengths {
+  std::vector<uint32_t> w, b;
+};
+
+inline SliceLengths filter_slice_lengths(const Conv2dShape &s,
+                                         const std::vector<uint32_t> &filters) {
+  SliceLengths lengths;
+  for (uint32_t f : filters) {
+    lengths.w.push_back(f * s.c_in * s.k * s.k);
+    lengths.b.push_back(f);
+  }
+  return lengths;
+}
+
+// Element counts of the sub-batches of `samples` samples each, cut from a tensor of `count`
+// elements holding `batch` samples.
+inline std::vector<uint32_t> sub_batch_lengths(size_t count, uint32_t batch,
+                                               const std::vector<uint32_t> &samples) {
+  std::vector<uint32_t> lengths;
+  for (uint32_t n : samples) lengths.push_back(uint32_t(n * count / batch));
+  return lengths;
 }
 
 }  // namespace starcnn::testing

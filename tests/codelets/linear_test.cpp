@@ -7,11 +7,14 @@
 #include <cmath>
 #include <functional>
 
-#include "codelets/linear_reduction.h"
+#include "codelets/accumulate.h"
 #include "codelets/relu.h"
+#include "tests/support/comparisons.h"
 #include "tests/support/random_data.h"
 #include "tests/support/registered_vector.h"
+#include "tests/support/scheduler_fixture.h"
 #include "tests/support/starpu_runtime.h"
+#include "tests/support/vector_partition.h"
 #include "tests/support/worker_counts.h"
 
 namespace starcnn {
@@ -72,10 +75,7 @@ Reference reference_backward_weights(const std::vector<float> &x, const std::vec
 }
 
 void expect_near(const std::vector<float> &got, const Reference &want) {
-  ASSERT_EQ(got.size(), want.value.size());
-  for (size_t i = 0; i < got.size(); ++i)
-    ASSERT_NEAR(double(got[i]), want.value[i], 1e-5 * want.magnitude[i] + 1e-6)
-        << "at element " << i;
+  testing::expect_near_bounds(got, want.value, want.magnitude, 1e-5, 1e-6);
 }
 
 std::vector<float> concat(std::vector<float> a, const std::vector<float> &b) {
@@ -83,16 +83,7 @@ std::vector<float> concat(std::vector<float> a, const std::vector<float> &b) {
   return a;
 }
 
-class LinearTest : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override {
-    runtime_ = std::make_unique<testing::StarpuRuntime>(GetParam(), 0);
-    ASSERT_EQ(runtime_->policy_name(), GetParam());
-    testing::start_counting_tasks();
-  }
-  void TearDown() override { runtime_.reset(); }
-  std::unique_ptr<testing::StarpuRuntime> runtime_;
-};
+class LinearTest : public testing::CpuSchedulerTest {};
 
 // {n, in, out}: batch 1, one input, one output, odd and non-square sizes.
 const LinearShape kShapes[] = {{1, 1, 1},   {1, 7, 1},     {3, 1, 5},    {7, 13, 1},
@@ -187,18 +178,6 @@ TEST_P(LinearTest, BackwardMatchesFiniteDifferences) {
     }
 }
 
-// Splits a handle of n samples of `width` floats into sub-batches of the given sample counts.
-void partition_samples(starpu_data_handle_t handle, const std::vector<uint32_t> &samples,
-                       uint32_t width) {
-  std::vector<uint32_t> lengths;
-  for (uint32_t count : samples) lengths.push_back(count * width);
-  starpu_data_filter filter{};
-  filter.filter_func = starpu_vector_filter_list;
-  filter.nchildren = unsigned(lengths.size());
-  filter.filter_arg_ptr = lengths.data();
-  starpu_data_partition(handle, &filter);
-}
-
 // Uneven sub-batches, each its own task, with dW and db summed through STARPU_REDUX, give the
 // whole batch's results; a second pass after zeroing gives them again (not twice them).
 TEST_P(LinearTest, SubBatchesWithReductionEqualTheWhole) {
@@ -211,13 +190,13 @@ TEST_P(LinearTest, SubBatchesWithReductionEqualTheWhole) {
 
   RegisteredVector xh(x), wh(w), bh(b), dyh(dy), yh(dy.size(), -7.0f), dxh(x.size(), -7.0f);
   RegisteredVector dwh(w.size(), -7.0f), dbh(b.size(), -7.0f);
-  partition_samples(xh.handle(), samples, s.in);
-  partition_samples(dxh.handle(), samples, s.in);
-  partition_samples(yh.handle(), samples, s.out);
-  partition_samples(dyh.handle(), samples, s.out);
+  testing::partition_samples(xh.handle(), samples, s.in);
+  testing::partition_samples(dxh.handle(), samples, s.in);
+  testing::partition_samples(yh.handle(), samples, s.out);
+  testing::partition_samples(dyh.handle(), samples, s.out);
   for (int pass = 0; pass < 2; ++pass) {
-    submit_linear_gradient_zero(dwh.handle());
-    submit_linear_gradient_zero(dbh.handle());
+    submit_zero_fill(dwh.handle());
+    submit_zero_fill(dbh.handle());
     for (unsigned p = 0; p < samples.size(); ++p) {
       const LinearShape part{samples[p], s.in, s.out};
       const auto sub = [p](const RegisteredVector &v) {
@@ -226,7 +205,7 @@ TEST_P(LinearTest, SubBatchesWithReductionEqualTheWhole) {
       submit_linear_forward(sub(xh), wh.handle(), bh.handle(), sub(yh), part, true);
       submit_linear_backward_data(wh.handle(), sub(dyh), sub(dxh), part);
       submit_linear_backward_weights(sub(xh), sub(dyh), dwh.handle(), dbh.handle(), part,
-                                     LinearGradientMode::reduce);
+                                     GradientAccess::accumulate);
     }
     SCOPED_TRACE("pass " + std::to_string(pass));
     expect_near(concat(dwh.read(), dbh.read()), reference_backward_weights(x, dy, s));
@@ -250,8 +229,7 @@ TEST_P(LinearTest, WrongHandleSizesAreRefused) {
                std::invalid_argument);
 }
 
-INSTANTIATE_TEST_SUITE_P(Schedulers, LinearTest, ::testing::ValuesIn(testing::test_schedulers()),
-                         testing::scheduler_test_name);
+STARCNN_INSTANTIATE_SCHEDULER_TESTS(LinearTest);
 
 }  // namespace
 }  // namespace starcnn

@@ -12,6 +12,7 @@
 #include "tests/support/random_data.h"
 #include "tests/support/registered_int_vector.h"
 #include "tests/support/registered_vector.h"
+#include "tests/support/scheduler_fixture.h"
 #include "tests/support/starpu_runtime.h"
 #include "tests/support/worker_counts.h"
 
@@ -98,16 +99,28 @@ std::string describe(const MaxpoolShape &s) {
          " H=" + std::to_string(s.height) + " W=" + std::to_string(s.width);
 }
 
-class MaxpoolTest : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override {
-    runtime_ = std::make_unique<testing::StarpuRuntime>(GetParam(), 0);
-    ASSERT_EQ(runtime_->policy_name(), GetParam());
-    testing::start_counting_tasks();
+// dx against central differences of L(x) = sum(pool(x) * r) in double, pool being a float64
+// reference forward.
+template <typename Pool>
+void expect_matches_differences(const std::vector<float> &dx, const std::vector<float> &x,
+                                const std::vector<float> &r, Pool pool) {
+  ASSERT_EQ(dx.size(), x.size());
+  const double eps = 1e-4;  // far below the 1/size gap between input values
+  auto loss = [&](const std::vector<double> &xd) {
+    const Pooled pooled = pool(xd);
+    double sum = 0.0;
+    for (size_t o = 0; o < r.size(); ++o) sum += pooled.p[o] * r[o];
+    return sum;
+  };
+  for (size_t i = 0; i < x.size(); ++i) {
+    std::vector<double> plus = to_double(x), minus = to_double(x);
+    plus[i] += eps;
+    minus[i] -= eps;
+    ASSERT_NEAR(dx[i], (loss(plus) - loss(minus)) / (2 * eps), 1e-6) << "at element " << i;
   }
-  void TearDown() override { runtime_.reset(); }
-  std::unique_ptr<testing::StarpuRuntime> runtime_;
-};
+}
+
+class MaxpoolTest : public testing::CpuSchedulerTest {};
 
 TEST_P(MaxpoolTest, ForwardMatchesReference) {
   uint32_t seed = 1;
@@ -179,22 +192,8 @@ TEST_P(MaxpoolTest, BackwardMatchesFiniteDifferences) {
     RegisteredIntVector ah(s.out_size());
     submit_maxpool_forward(xh.handle(), ph.handle(), ah.handle(), s);
     submit_maxpool_backward(rh.handle(), ah.handle(), dxh.handle(), s);
-    const auto dx = dxh.read();
-
-    const double eps = 1e-4;  // far below the 1/size gap between input values
-    auto loss = [&](std::vector<double> xd) {
-      const Pooled pooled = reference_maxpool(xd, s);
-      double sum = 0.0;
-      for (size_t o = 0; o < r.size(); ++o) sum += pooled.p[o] * r[o];
-      return sum;
-    };
-    for (size_t i = 0; i < x.size(); ++i) {
-      std::vector<double> plus = to_double(x), minus = to_double(x);
-      plus[i] += eps;
-      minus[i] -= eps;
-      const double numeric = (loss(plus) - loss(minus)) / (2 * eps);
-      ASSERT_NEAR(dx[i], numeric, 1e-6) << "at element " << i;
-    }
+    expect_matches_differences(
+        dxh.read(), x, r, [&](const std::vector<double> &xd) { return reference_maxpool(xd, s); });
   }
 }
 
@@ -233,20 +232,9 @@ TEST_P(MaxpoolTest, FusedReluBackwardMatchesFiniteDifferences) {
   RegisteredIntVector ah(s.out_size());
   submit_relu_maxpool_forward(xh.handle(), ph.handle(), ah.handle(), s);
   submit_maxpool_backward(rh.handle(), ah.handle(), dxh.handle(), s);
-  const auto dx = dxh.read();
-  const double eps = 1e-4;
-  auto loss = [&](std::vector<double> xd) {
-    const Pooled pooled = reference_relu_maxpool(xd, s);
-    double sum = 0.0;
-    for (size_t o = 0; o < r.size(); ++o) sum += pooled.p[o] * r[o];
-    return sum;
-  };
-  for (size_t i = 0; i < x.size(); ++i) {
-    std::vector<double> plus = to_double(x), minus = to_double(x);
-    plus[i] += eps;
-    minus[i] -= eps;
-    ASSERT_NEAR(dx[i], (loss(plus) - loss(minus)) / (2 * eps), 1e-6) << "at element " << i;
-  }
+  expect_matches_differences(dxh.read(), x, r, [&](const std::vector<double> &xd) {
+    return reference_relu_maxpool(xd, s);
+  });
 }
 
 // Uneven sub-batches, each its own forward and backward task, give the same result as the whole.
@@ -296,8 +284,7 @@ TEST_P(MaxpoolTest, CudaOnlyTaskWithoutCudaWorkerIsRefused) {
                std::runtime_error);
 }
 
-INSTANTIATE_TEST_SUITE_P(Schedulers, MaxpoolTest, ::testing::ValuesIn(testing::test_schedulers()),
-                         testing::scheduler_test_name);
+STARCNN_INSTANTIATE_SCHEDULER_TESTS(MaxpoolTest);
 
 }  // namespace
 }  // namespace starcnn

@@ -6,10 +6,11 @@
 #include <memory>
 #include <numeric>
 
-#include "tests/codelets/conv2d_test_support.h"
 #include "tests/support/random_data.h"
 #include "tests/support/registered_vector.h"
+#include "tests/support/scheduler_fixture.h"
 #include "tests/support/starpu_runtime.h"
+#include "tests/support/vector_partition.h"
 #include "tests/support/worker_counts.h"
 
 namespace starcnn {
@@ -33,16 +34,7 @@ std::vector<float> reference_merge(const std::vector<std::vector<float>> &parts,
   return whole;
 }
 
-class MergeTest : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override {
-    runtime_ = std::make_unique<testing::StarpuRuntime>(GetParam(), 0);
-    ASSERT_EQ(runtime_->policy_name(), GetParam());
-    testing::start_counting_tasks();
-  }
-  void TearDown() override { runtime_.reset(); }
-  std::unique_ptr<testing::StarpuRuntime> runtime_;
-};
+class MergeTest : public testing::CpuSchedulerTest {};
 
 struct Case {
   uint32_t n, hw;
@@ -115,8 +107,7 @@ TEST_P(MergeTest, BadShapesAreRefused) {
                std::invalid_argument);
 }
 
-INSTANTIATE_TEST_SUITE_P(Schedulers, MergeTest, ::testing::ValuesIn(testing::test_schedulers()),
-                         testing::scheduler_test_name);
+STARCNN_INSTANTIATE_SCHEDULER_TESTS(MergeTest);
 
 }  // namespace
 }  // namespace starcnn

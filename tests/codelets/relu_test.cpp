@@ -5,6 +5,7 @@
 
 #include "tests/support/random_data.h"
 #include "tests/support/registered_vector.h"
+#include "tests/support/scheduler_fixture.h"
 #include "tests/support/starpu_runtime.h"
 #include "tests/support/worker_counts.h"
 
@@ -31,16 +32,7 @@ void expect_equal(const std::vector<float> &got, const std::vector<double> &want
   for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(double(got[i]), want[i]) << "at element " << i;
 }
 
-class ReluTest : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override {
-    runtime_ = std::make_unique<testing::StarpuRuntime>(GetParam(), 0);
-    ASSERT_EQ(runtime_->policy_name(), GetParam());
-    testing::start_counting_tasks();
-  }
-  void TearDown() override { runtime_.reset(); }
-  std::unique_ptr<testing::StarpuRuntime> runtime_;
-};
+class ReluTest : public testing::CpuSchedulerTest {};
 
 const size_t kSizes[] = {1, 7, 1000, 65537, 1 << 20};
 
@@ -100,8 +92,7 @@ TEST_P(ReluTest, CudaOnlyTaskWithoutCudaWorkerIsRefused) {
   EXPECT_THROW(submit_relu_forward(xh.handle(), yh.handle(), Where::cuda), std::runtime_error);
 }
 
-INSTANTIATE_TEST_SUITE_P(Schedulers, ReluTest, ::testing::ValuesIn(testing::test_schedulers()),
-                         testing::scheduler_test_name);
+STARCNN_INSTANTIATE_SCHEDULER_TESTS(ReluTest);
 
 }  // namespace
 }  // namespace starcnn

@@ -7,8 +7,10 @@
 
 #include <cmath>
 
+#include "tests/support/comparisons.h"
 #include "tests/support/random_data.h"
 #include "tests/support/registered_vector.h"
+#include "tests/support/scheduler_fixture.h"
 #include "tests/support/starpu_runtime.h"
 #include "tests/support/worker_counts.h"
 
@@ -39,21 +41,10 @@ struct ReferenceSgd {
 };
 
 void expect_near(const std::vector<float> &got, const std::vector<double> &want) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i)
-    ASSERT_NEAR(double(got[i]), want[i], 1e-5 * (1.0 + std::fabs(want[i]))) << "at element " << i;
+  testing::expect_close(got, want, 1e-5);
 }
 
-class SgdTest : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override {
-    runtime_ = std::make_unique<testing::StarpuRuntime>(GetParam(), 0);
-    ASSERT_EQ(runtime_->policy_name(), GetParam());
-    testing::start_counting_tasks();
-  }
-  void TearDown() override { runtime_.reset(); }
-  std::unique_ptr<testing::StarpuRuntime> runtime_;
-};
+class SgdTest : public testing::CpuSchedulerTest {};
 
 // {lr, momentum, weight decay}: plain, momentum, weight decay, both.
 const SgdParams kSettings[] = {
@@ -156,8 +147,7 @@ TEST_P(SgdTest, MomentumWithoutBufferOrWrongSizesAreRefused) {
                std::invalid_argument);
 }
 
-INSTANTIATE_TEST_SUITE_P(Schedulers, SgdTest, ::testing::ValuesIn(testing::test_schedulers()),
-                         testing::scheduler_test_name);
+STARCNN_INSTANTIATE_SCHEDULER_TESTS(SgdTest);
 
 }  // namespace
 }  // namespace starcnn

@@ -8,9 +8,11 @@
 #include <memory>
 #include <random>
 
+#include "tests/support/comparisons.h"
 #include "tests/support/random_data.h"
 #include "tests/support/registered_int_vector.h"
 #include "tests/support/registered_vector.h"
+#include "tests/support/scheduler_fixture.h"
 #include "tests/support/starpu_runtime.h"
 #include "tests/support/worker_counts.h"
 
@@ -86,15 +88,10 @@ std::vector<double> reference_gradient(const Batch &b, size_t batch_size) {
   return dz;
 }
 
-void expect_near(const std::vector<float> &got, const std::vector<double> &want, double tol) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], tol) << "at element " << i;
-}
-
 // A stats vector {loss sum, correct count} that starts at zero and takes REDUX contributions.
 struct Stats : RegisteredVector {
   explicit Stats(std::vector<float> start = {0.0f, 0.0f}) : RegisteredVector(start) {
-    enable_xent_stats_reduction(handle());
+    set_sum_reduction(handle());
   }
 };
 
@@ -105,16 +102,7 @@ std::string describe(const SoftmaxXentShape &s) {
   return "n=" + std::to_string(s.n) + " classes=" + std::to_string(s.classes);
 }
 
-class SoftmaxXentTest : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override {
-    runtime_ = std::make_unique<testing::StarpuRuntime>(GetParam(), 0);
-    ASSERT_EQ(runtime_->policy_name(), GetParam());
-    testing::start_counting_tasks();
-  }
-  void TearDown() override { runtime_.reset(); }
-  std::unique_ptr<testing::StarpuRuntime> runtime_;
-};
+class SoftmaxXentTest : public testing::CpuSchedulerTest {};
 
 TEST_P(SoftmaxXentTest, ForwardMatchesReference) {
   uint32_t seed = 1;
@@ -153,7 +141,7 @@ TEST_P(SoftmaxXentTest, BackwardMatchesReference) {
     RegisteredVector zh(b.z), dzh(b.z.size(), -7.0f);
     RegisteredIntVector lh(b.labels);
     submit_softmax_xent_backward(zh.handle(), lh.handle(), dzh.handle(), s, s.n);
-    expect_near(dzh.read(), reference_gradient(b, s.n), 1e-6);
+    testing::expect_near(dzh.read(), reference_gradient(b, s.n), 1e-6);
   }
 }
 
@@ -211,7 +199,7 @@ TEST_P(SoftmaxXentTest, SubBatchesGiveTheWholeBatch) {
   EXPECT_NEAR(double(got[0]) / whole.n, want.sum / whole.n, 1e-6);  // the batch's mean loss
   EXPECT_EQ(got[1], float(want.correct));
   EXPECT_EQ(dzh.read(), dz_whole.read());
-  expect_near(dzh.read(), reference_gradient(b, whole.n), 1e-6);
+  testing::expect_near(dzh.read(), reference_gradient(b, whole.n), 1e-6);
 }
 
 // Stats add up over steps until zeroed; the reduction adds onto what the vector held.
@@ -226,7 +214,7 @@ TEST_P(SoftmaxXentTest, StatsAccumulateUntilZeroed) {
   auto got = stats.read();
   EXPECT_NEAR(got[0], 100.0 + 3 * one.sum, 1e-4);
   EXPECT_EQ(got[1], float(3 + 3 * one.correct));
-  submit_xent_stats_zero(stats.handle());
+  submit_zero_fill(stats.handle());
   submit_softmax_xent_forward(zh.handle(), lh.handle(), stats.handle(), b.shape);
   got = stats.read();
   EXPECT_NEAR(got[0], one.sum, 1e-5);
@@ -254,9 +242,7 @@ TEST_P(SoftmaxXentTest, CudaOnlyTaskWithoutCudaWorkerIsRefused) {
       std::runtime_error);
 }
 
-INSTANTIATE_TEST_SUITE_P(Schedulers, SoftmaxXentTest,
-                         ::testing::ValuesIn(testing::test_schedulers()),
-                         testing::scheduler_test_name);
+STARCNN_INSTANTIATE_SCHEDULER_TESTS(SoftmaxXentTest);
 
 }  // namespace
 }  // namespace starcnn

@@ -16,7 +16,9 @@
 
 #include "tests/codelets/conv2d_reference.h"
 #include "tests/codelets/conv2d_test_support.h"
+#include "tests/support/comparisons.h"
 #include "tests/support/registered_vector.h"
+#include "tests/support/scheduler_fixture.h"
 #include "tests/support/starpu_runtime.h"
 #include "tests/support/worker_counts.h"
 
@@ -24,18 +26,15 @@ namespace starcnn {
 namespace {
 
 using testing::ConvProblem;
+using testing::ConvResults;
 using testing::RegisteredVector;
 
-struct Results {
-  std::vector<float> y, dw, db, dx;
-};
-
 // The CPU kernels called directly, on the whole problem.
-Results cpu_results(const ConvProblem &p) {
+ConvResults cpu_results(const ConvProblem &p) {
   const Conv2dShape &s = p.shape;
   std::vector<float> col(s.col_rows() * s.col_cols());
-  Results r{std::vector<float>(s.y_count()), std::vector<float>(s.w_count()),
-            std::vector<float>(s.b_count()), std::vector<float>(s.x_count())};
+  ConvResults r{std::vector<float>(s.y_count()), std::vector<float>(s.w_count()),
+                std::vector<float>(s.b_count()), std::vector<float>(s.x_count())};
   conv2d_forward_cpu(s, p.x.data(), p.w.data(), p.b.data(), r.y.data(), col.data());
   conv2d_backward_filter_cpu(s, p.x.data(), p.r.data(), r.dw.data(), r.db.data(), col.data(),
                              false);
@@ -44,21 +43,10 @@ Results cpu_results(const ConvProblem &p) {
 }
 
 void expect_near_cpu(const std::vector<float> &got, const std::vector<float> &want) {
-  ASSERT_EQ(got.size(), want.size());
-  const double tol = 1e-4 * (1.0 + testing::max_abs(want));
-  for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], tol) << "at element " << i;
+  testing::expect_near_scaled(got, want, 1e-4);
 }
 
-class Conv2dCudaTest : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override {
-    runtime_ = std::make_unique<testing::StarpuRuntime>(GetParam());
-    if (starpu_cuda_worker_get_count() == 0) GTEST_SKIP() << "no CUDA worker: no GPU here";
-    testing::start_counting_tasks();
-  }
-  void TearDown() override { runtime_.reset(); }
-  std::unique_ptr<testing::StarpuRuntime> runtime_;
-};
+class Conv2dCudaTest : public testing::CudaSchedulerTest {};
 
 TEST_P(Conv2dCudaTest, ForwardAndBackwardOnCudaMatchCpu) {
   // prepare_conv2d runs a task on each CUDA worker: done first, then the counters restart.
@@ -75,7 +63,7 @@ TEST_P(Conv2dCudaTest, ForwardAndBackwardOnCudaMatchCpu) {
                                   GradientAccess::overwrite, Where::cuda);
     submit_conv2d_backward_data(wh.handle(), dyh.handle(), dxh.handle(), s,
                                 GradientAccess::overwrite, Where::cuda);
-    const Results cpu = cpu_results(p);
+    const ConvResults cpu = cpu_results(p);
     expect_near_cpu(yh.read(), cpu.y);
     expect_near_cpu(dwh.read(), cpu.dw);
     expect_near_cpu(dbh.read(), cpu.db);
@@ -99,11 +87,8 @@ TEST_P(Conv2dCudaTest, SubBatchGradientsSumOnCuda) {
   set_sum_reduction(dbh.handle());
   starpu_data_invalidate_submit(dwh.handle());
   starpu_data_invalidate_submit(dbh.handle());
-  std::vector<uint32_t> x_len, y_len;
-  for (uint32_t n : samples) {
-    x_len.push_back(uint32_t(n * whole.x_count() / whole.n));
-    y_len.push_back(uint32_t(n * whole.y_count() / whole.n));
-  }
+  const auto x_len = testing::sub_batch_lengths(whole.x_count(), whole.n, samples);
+  const auto y_len = testing::sub_batch_lengths(whole.y_count(), whole.n, samples);
   const auto xs = testing::partition_vector(xh.handle(), x_len);
   const auto dxs = testing::partition_vector(dxh.handle(), x_len);
   const auto dys = testing::partition_vector(dyh.handle(), y_len);
@@ -118,7 +103,7 @@ TEST_P(Conv2dCudaTest, SubBatchGradientsSumOnCuda) {
   }
   for (starpu_data_handle_t h : {xh.handle(), dxh.handle(), dyh.handle()})
     starpu_data_unpartition(h, STARPU_MAIN_RAM);
-  const Results cpu = cpu_results(p);
+  const ConvResults cpu = cpu_results(p);
   expect_near_cpu(dwh.read(), cpu.dw);
   expect_near_cpu(dbh.read(), cpu.db);
   expect_near_cpu(dxh.read(), cpu.dx);
@@ -136,11 +121,7 @@ TEST_P(Conv2dCudaTest, SlicesOnCudaAndCpuGiveTheUnsplitResult) {
   const uint32_t plane = s.out_h() * s.out_w();
   RegisteredVector xh(p.x), wh(p.w), bh(p.b), dyh(p.r), yh(s.y_count(), -7.0f),
       dwh(s.w_count(), -7.0f), dbh(s.b_count(), -7.0f), dxh(s.x_count(), -7.0f);
-  std::vector<uint32_t> w_len, b_len;
-  for (uint32_t f : filters) {
-    w_len.push_back(f * s.c_in * s.k * s.k);
-    b_len.push_back(f);
-  }
+  const auto [w_len, b_len] = testing::filter_slice_lengths(s, filters);
   const auto ws = testing::partition_vector(wh.handle(), w_len);
   const auto bs = testing::partition_vector(bh.handle(), b_len);
   const auto dws = testing::partition_vector(dwh.handle(), w_len);
@@ -170,7 +151,7 @@ TEST_P(Conv2dCudaTest, SlicesOnCudaAndCpuGiveTheUnsplitResult) {
   }
   for (starpu_data_handle_t h : {wh.handle(), bh.handle(), dwh.handle(), dbh.handle()})
     starpu_data_unpartition(h, STARPU_MAIN_RAM);
-  const Results cpu = cpu_results(p);
+  const ConvResults cpu = cpu_results(p);
   expect_near_cpu(yh.read(), cpu.y);
   expect_near_cpu(dwh.read(), cpu.dw);
   expect_near_cpu(dbh.read(), cpu.db);
@@ -180,9 +161,7 @@ TEST_P(Conv2dCudaTest, SlicesOnCudaAndCpuGiveTheUnsplitResult) {
   EXPECT_GE(counts.cpu_tasks, 3);
 }
 
-INSTANTIATE_TEST_SUITE_P(Schedulers, Conv2dCudaTest,
-                         ::testing::ValuesIn(testing::test_schedulers()),
-                         testing::scheduler_test_name);
+STARCNN_INSTANTIATE_SCHEDULER_TESTS(Conv2dCudaTest);
 
 }  // namespace
 }  // namespace starcnn

@@ -6,10 +6,13 @@
 
 #include <cmath>
 
-#include "codelets/linear_reduction.h"
+#include "codelets/accumulate.h"
+#include "tests/support/comparisons.h"
 #include "tests/support/random_data.h"
 #include "tests/support/registered_vector.h"
+#include "tests/support/scheduler_fixture.h"
 #include "tests/support/starpu_runtime.h"
+#include "tests/support/vector_partition.h"
 #include "tests/support/worker_counts.h"
 
 namespace starcnn {
@@ -27,9 +30,7 @@ std::vector<float> absolute(std::vector<float> v) {
 // 2e-5 of it is far above that rounding yet far below any indexing mistake.
 void expect_close(const std::vector<float> &got, const std::vector<float> &want,
                   const std::vector<float> &magnitude) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i)
-    ASSERT_NEAR(got[i], want[i], 2e-5 * magnitude[i] + 1e-6) << "at element " << i;
+  testing::expect_near_bounds(got, want, magnitude, 2e-5, 1e-6);
 }
 
 struct CpuResults {
@@ -47,16 +48,7 @@ CpuResults cpu_results(const std::vector<float> &x, const std::vector<float> &w,
   return r;
 }
 
-class LinearCudaTest : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override {
-    runtime_ = std::make_unique<testing::StarpuRuntime>(GetParam());
-    if (starpu_cuda_worker_get_count() == 0) GTEST_SKIP() << "no CUDA worker: no GPU here";
-    testing::start_counting_tasks();
-  }
-  void TearDown() override { runtime_.reset(); }
-  std::unique_ptr<testing::StarpuRuntime> runtime_;
-};
+class LinearCudaTest : public testing::CudaSchedulerTest {};
 
 const LinearShape kShapes[] = {{1, 1, 1},     {1, 7, 1},        {3, 1, 5},       {7, 13, 1},
                                {33, 70, 129}, {256, 1024, 100}, {64, 2048, 1000}};
@@ -82,7 +74,7 @@ TEST_P(LinearCudaTest, ForwardAndBackwardOnCudaMatchCpu) {
                             Where::cuda);
       submit_linear_backward_data(wh.handle(), dyh.handle(), dxh.handle(), s, Where::cuda);
       submit_linear_backward_weights(xh.handle(), dyh.handle(), dwh.handle(), dbh.handle(), s,
-                                     LinearGradientMode::overwrite, Where::cuda);
+                                     GradientAccess::overwrite, Where::cuda);
       tasks += 3;
       expect_close(yh.read(), want.y, mag.y);
       expect_close(dxh.read(), want.dx, mag.dx);
@@ -94,17 +86,6 @@ TEST_P(LinearCudaTest, ForwardAndBackwardOnCudaMatchCpu) {
   EXPECT_EQ(counts.cpu_tasks, 0);
   std::printf("[ linear ] %s: %d tasks on CUDA workers, %d on CPU workers\n", GetParam().c_str(),
               counts.cuda_tasks, counts.cpu_tasks);
-}
-
-void partition_samples(starpu_data_handle_t handle, const std::vector<uint32_t> &samples,
-                       uint32_t width) {
-  std::vector<uint32_t> lengths;
-  for (uint32_t count : samples) lengths.push_back(count * width);
-  starpu_data_filter filter{};
-  filter.filter_func = starpu_vector_filter_list;
-  filter.nchildren = unsigned(lengths.size());
-  filter.filter_arg_ptr = lengths.data();
-  starpu_data_partition(handle, &filter);
 }
 
 // Sub-batch tasks summing dW and db through STARPU_REDUX, first on CUDA workers only, then on
@@ -120,17 +101,17 @@ TEST_P(LinearCudaTest, SubBatchReductionMatchesWholeBatchOnCpu) {
   const CpuResults mag = cpu_results(absolute(x), absolute(w), absolute(b), absolute(dy), s, false);
 
   RegisteredVector xh(x), dyh(dy), dwh(w.size(), -7.0f), dbh(b.size(), -7.0f);
-  partition_samples(xh.handle(), samples, s.in);
-  partition_samples(dyh.handle(), samples, s.out);
+  testing::partition_samples(xh.handle(), samples, s.in);
+  testing::partition_samples(dyh.handle(), samples, s.out);
   int cuda_only_tasks = 0;
   for (Where where : {Where::cuda, Where::any}) {
     SCOPED_TRACE(where == Where::cuda ? "CUDA only" : "any worker");
-    submit_linear_gradient_zero(dwh.handle(), where);
-    submit_linear_gradient_zero(dbh.handle(), where);
+    submit_zero_fill(dwh.handle(), where);
+    submit_zero_fill(dbh.handle(), where);
     for (unsigned p = 0; p < samples.size(); ++p)
       submit_linear_backward_weights(
           starpu_data_get_sub_data(xh.handle(), 1, p), starpu_data_get_sub_data(dyh.handle(), 1, p),
-          dwh.handle(), dbh.handle(), {samples[p], s.in, s.out}, LinearGradientMode::reduce, where);
+          dwh.handle(), dbh.handle(), {samples[p], s.in, s.out}, GradientAccess::accumulate, where);
     expect_close(dwh.read(), want.dw, mag.dw);
     expect_close(dbh.read(), want.db, mag.db);
     if (where == Where::cuda) cuda_only_tasks = testing::count_tasks().cuda_tasks;
@@ -141,9 +122,7 @@ TEST_P(LinearCudaTest, SubBatchReductionMatchesWholeBatchOnCpu) {
   EXPECT_GE(cuda_only_tasks, int(samples.size()) + 2);
 }
 
-INSTANTIATE_TEST_SUITE_P(Schedulers, LinearCudaTest,
-                         ::testing::ValuesIn(testing::test_schedulers()),
-                         testing::scheduler_test_name);
+STARCNN_INSTANTIATE_SCHEDULER_TESTS(LinearCudaTest);
 
 }  // namespace
 }  // namespace starcnn

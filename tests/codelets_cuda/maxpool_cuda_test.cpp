@@ -10,6 +10,7 @@
 #include "tests/support/random_data.h"
 #include "tests/support/registered_int_vector.h"
 #include "tests/support/registered_vector.h"
+#include "tests/support/scheduler_fixture.h"
 #include "tests/support/starpu_runtime.h"
 #include "tests/support/worker_counts.h"
 
@@ -41,16 +42,7 @@ std::vector<float> tied_floats(size_t n, uint32_t seed) {
   return v;
 }
 
-class MaxpoolCudaTest : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override {
-    runtime_ = std::make_unique<testing::StarpuRuntime>(GetParam());
-    if (starpu_cuda_worker_get_count() == 0) GTEST_SKIP() << "no CUDA worker: no GPU here";
-    testing::start_counting_tasks();
-  }
-  void TearDown() override { runtime_.reset(); }
-  std::unique_ptr<testing::StarpuRuntime> runtime_;
-};
+class MaxpoolCudaTest : public testing::CudaSchedulerTest {};
 
 const MaxpoolShape kShapes[] = {{1, 1, 2, 2},  {1, 3, 5, 7},     {3, 4, 9, 8},
                                 {2, 5, 13, 3}, {64, 32, 28, 28}, {128, 64, 15, 14}};
@@ -137,9 +129,7 @@ TEST_P(MaxpoolCudaTest, SubBatchesOnBothKindsOfWorker) {
   EXPECT_EQ(counts.cpu_tasks, 2);
 }
 
-INSTANTIATE_TEST_SUITE_P(Schedulers, MaxpoolCudaTest,
-                         ::testing::ValuesIn(testing::test_schedulers()),
-                         testing::scheduler_test_name);
+STARCNN_INSTANTIATE_SCHEDULER_TESTS(MaxpoolCudaTest);
 
 }  // namespace
 }  // namespace starcnn

@@ -7,6 +7,7 @@
 
 #include "tests/support/random_data.h"
 #include "tests/support/registered_vector.h"
+#include "tests/support/scheduler_fixture.h"
 #include "tests/support/starpu_runtime.h"
 #include "tests/support/worker_counts.h"
 
@@ -15,16 +16,7 @@ namespace {
 
 using testing::RegisteredVector;
 
-class MergeCudaTest : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override {
-    runtime_ = std::make_unique<testing::StarpuRuntime>(GetParam());
-    if (starpu_cuda_worker_get_count() == 0) GTEST_SKIP() << "no CUDA worker: no GPU here";
-    testing::start_counting_tasks();
-  }
-  void TearDown() override { runtime_.reset(); }
-  std::unique_ptr<testing::StarpuRuntime> runtime_;
-};
+class MergeCudaTest : public testing::CudaSchedulerTest {};
 
 TEST_P(MergeCudaTest, MergeAndSplitOnCudaMatchCpu) {
   // Eleven parts: more than StarPU's 8 static buffers of a task.
@@ -56,8 +48,7 @@ TEST_P(MergeCudaTest, MergeAndSplitOnCudaMatchCpu) {
   EXPECT_EQ(counts.cpu_tasks, 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Schedulers, MergeCudaTest, ::testing::ValuesIn(testing::test_schedulers()),
-                         testing::scheduler_test_name);
+STARCNN_INSTANTIATE_SCHEDULER_TESTS(MergeCudaTest);
 
 }  // namespace
 }  // namespace starcnn

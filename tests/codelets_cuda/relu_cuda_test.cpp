@@ -5,6 +5,7 @@
 
 #include "tests/support/random_data.h"
 #include "tests/support/registered_vector.h"
+#include "tests/support/scheduler_fixture.h"
 #include "tests/support/starpu_runtime.h"
 #include "tests/support/worker_counts.h"
 
@@ -13,16 +14,7 @@ namespace {
 
 using testing::RegisteredVector;
 
-class ReluCudaTest : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override {
-    runtime_ = std::make_unique<testing::StarpuRuntime>(GetParam());
-    if (starpu_cuda_worker_get_count() == 0) GTEST_SKIP() << "no CUDA worker: no GPU here";
-    testing::start_counting_tasks();
-  }
-  void TearDown() override { runtime_.reset(); }
-  std::unique_ptr<testing::StarpuRuntime> runtime_;
-};
+class ReluCudaTest : public testing::CudaSchedulerTest {};
 
 const size_t kSizes[] = {1, 7, 1000, 65537, 1 << 22};
 
@@ -73,8 +65,7 @@ TEST_P(ReluCudaTest, MixedWorkersGiveTheSameResult) {
               GetParam().c_str(), counts.cuda_tasks, counts.cpu_tasks);
 }
 
-INSTANTIATE_TEST_SUITE_P(Schedulers, ReluCudaTest, ::testing::ValuesIn(testing::test_schedulers()),
-                         testing::scheduler_test_name);
+STARCNN_INSTANTIATE_SCHEDULER_TESTS(ReluCudaTest);
 
 }  // namespace
 }  // namespace starcnn

@@ -6,8 +6,10 @@
 
 #include <cmath>
 
+#include "tests/support/comparisons.h"
 #include "tests/support/random_data.h"
 #include "tests/support/registered_vector.h"
+#include "tests/support/scheduler_fixture.h"
 #include "tests/support/starpu_runtime.h"
 #include "tests/support/worker_counts.h"
 
@@ -18,22 +20,9 @@ using testing::RegisteredVector;
 
 // Both kernels do the same float operations in the same order, so they should agree to the bit;
 // 1e-6 relative leaves room for a compiler fusing the CPU's multiply-adds.
-void expect_close(const std::vector<float> &got, const std::vector<float> &want) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i)
-    ASSERT_NEAR(got[i], want[i], 1e-6 * (1.0 + std::fabs(want[i]))) << "at element " << i;
-}
+constexpr double kRelativeTolerance = 1e-6;
 
-class SgdCudaTest : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override {
-    runtime_ = std::make_unique<testing::StarpuRuntime>(GetParam());
-    if (starpu_cuda_worker_get_count() == 0) GTEST_SKIP() << "no CUDA worker: no GPU here";
-    testing::start_counting_tasks();
-  }
-  void TearDown() override { runtime_.reset(); }
-  std::unique_ptr<testing::StarpuRuntime> runtime_;
-};
+class SgdCudaTest : public testing::CudaSchedulerTest {};
 
 TEST_P(SgdCudaTest, StepsOnCudaMatchCpu) {
   const SgdParams settings[] = {
@@ -59,8 +48,8 @@ TEST_P(SgdCudaTest, StepsOnCudaMatchCpu) {
         sgd_update_cpu(w.data(), g.data(), buf.data(), n, params);
         ++tasks;
       }
-      expect_close(wh.read(), w);
-      if (momentum) expect_close(bufh.read(), buf);
+      testing::expect_close(wh.read(), w, kRelativeTolerance);
+      if (momentum) testing::expect_close(bufh.read(), buf, kRelativeTolerance);
     }
   const testing::WorkerCounts counts = testing::count_tasks();
   EXPECT_EQ(counts.cuda_tasks, tasks);
@@ -69,8 +58,7 @@ TEST_P(SgdCudaTest, StepsOnCudaMatchCpu) {
               counts.cuda_tasks, counts.cpu_tasks);
 }
 
-INSTANTIATE_TEST_SUITE_P(Schedulers, SgdCudaTest, ::testing::ValuesIn(testing::test_schedulers()),
-                         testing::scheduler_test_name);
+STARCNN_INSTANTIATE_SCHEDULER_TESTS(SgdCudaTest);
 
 }  // namespace
 }  // namespace starcnn

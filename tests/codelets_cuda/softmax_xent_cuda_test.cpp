@@ -11,9 +11,11 @@
 #include <memory>
 #include <random>
 
+#include "tests/support/comparisons.h"
 #include "tests/support/random_data.h"
 #include "tests/support/registered_int_vector.h"
 #include "tests/support/registered_vector.h"
+#include "tests/support/scheduler_fixture.h"
 #include "tests/support/starpu_runtime.h"
 #include "tests/support/worker_counts.h"
 
@@ -31,24 +33,10 @@ std::vector<int32_t> random_labels(uint32_t n, uint32_t classes, uint32_t seed) 
 }
 
 struct Stats : RegisteredVector {
-  Stats() : RegisteredVector(kXentStatsSize, 0.0f) { enable_xent_stats_reduction(handle()); }
+  Stats() : RegisteredVector(kXentStatsSize, 0.0f) { set_sum_reduction(handle()); }
 };
 
-void expect_near(const std::vector<float> &got, const std::vector<float> &want, float tol) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], tol) << "at element " << i;
-}
-
-class SoftmaxXentCudaTest : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override {
-    runtime_ = std::make_unique<testing::StarpuRuntime>(GetParam());
-    if (starpu_cuda_worker_get_count() == 0) GTEST_SKIP() << "no CUDA worker: no GPU here";
-    testing::start_counting_tasks();
-  }
-  void TearDown() override { runtime_.reset(); }
-  std::unique_ptr<testing::StarpuRuntime> runtime_;
-};
+class SoftmaxXentCudaTest : public testing::CudaSchedulerTest {};
 
 // Batch 1, one class, fewer and more classes than a warp's 32 lanes, and more rows than the
 // capped grid covers in one pass (65535 blocks of 8 rows).
@@ -75,7 +63,7 @@ TEST_P(SoftmaxXentCudaTest, ForwardAndBackwardOnCudaMatchCpu) {
     const auto got = stats.read();
     EXPECT_NEAR(got[0], want_stats[0], 1e-4f * (1.0f + std::fabs(want_stats[0])));
     EXPECT_EQ(got[1], want_stats[1]);
-    expect_near(dzh.read(), want_dz, 1e-5f / float(s.n));
+    testing::expect_near(dzh.read(), want_dz, 1e-5f / float(s.n));
   }
   // Every forward and backward ran on a CUDA worker; the reduction's add tasks (at most one per
   // read) may run on either kind.
@@ -118,15 +106,13 @@ TEST_P(SoftmaxXentCudaTest, SubBatchesOnBothKindsOfWorker) {
   const auto got = stats.read();
   EXPECT_NEAR(got[0] / float(whole.n), want_stats[0] / float(whole.n), 1e-5f);
   EXPECT_EQ(got[1], want_stats[1]);
-  expect_near(dzh.read(), want_dz, 1e-5f / float(whole.n));
+  testing::expect_near(dzh.read(), want_dz, 1e-5f / float(whole.n));
   const testing::WorkerCounts counts = testing::count_tasks();
   EXPECT_GE(counts.cuda_tasks, int(filter.nchildren));
   EXPECT_GE(counts.cpu_tasks, int(filter.nchildren));
 }
 
-INSTANTIATE_TEST_SUITE_P(Schedulers, SoftmaxXentCudaTest,
-                         ::testing::ValuesIn(testing::test_schedulers()),
-                         testing::scheduler_test_name);
+STARCNN_INSTANTIATE_SCHEDULER_TESTS(SoftmaxXentCudaTest);
 
 }  // namespace
 }  // namespace starcnn
