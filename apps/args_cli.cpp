@@ -63,12 +63,23 @@ void ArgParser::add_flag(const std::string &name, const std::string &help, bool 
   options_.push_back({name, "", help, "", {}, target});
 }
 
+void ArgParser::add_positional(const std::string &metavar, const std::string &help,
+                               std::vector<std::string> *target) {
+  positional_metavar_ = metavar;
+  positional_help_ = help;
+  positional_ = target;
+}
+
 bool ArgParser::parse(int argc, char **argv) {
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
       std::fputs(usage().c_str(), stdout);
       return false;
+    }
+    if (arg.rfind("--", 0) != 0 && positional_ && (arg.empty() || arg[0] != '-')) {
+      positional_->push_back(arg);
+      continue;
     }
     if (arg.rfind("--", 0) != 0)
       throw UsageError("unexpected argument '" + arg + "' (options start with --)");
@@ -100,7 +111,11 @@ bool ArgParser::parse(int argc, char **argv) {
 }
 
 std::string ArgParser::usage() const {
-  std::string out = "usage: " + program_ + " [options]\n\n" + summary_ + "\n\noptions:\n";
+  std::string out =
+      "usage: " + program_ + " [options]" +
+      (positional_ ? " [" + positional_metavar_ + "...]" : "") + "\n\n" + summary_ + "\n\n" +
+      (positional_ ? "  " + positional_metavar_ + "  " + positional_help_ + "\n\n" : "") +
+      "options:\n";
   for (const Option &o : options_) {
     std::string left = "  --" + o.name + (o.metavar.empty() ? "" : " " + o.metavar);
     if (left.size() < 26) left.resize(26, ' ');

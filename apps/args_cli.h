@@ -24,6 +24,9 @@ class ArgParser {
   void add(const std::string &name, const std::string &metavar, const std::string &help,
            double *target, double min, double max);
   void add_flag(const std::string &name, const std::string &help, bool *target);
+  // Lets arguments that do not start with -- through, in order, into `target`.
+  void add_positional(const std::string &metavar, const std::string &help,
+                      std::vector<std::string> *target);
 
   // False when --help was given (usage printed to stdout); throws UsageError on bad input.
   bool parse(int argc, char **argv);
@@ -38,6 +41,8 @@ class ArgParser {
   };
   std::string program_, summary_;
   std::vector<Option> options_;
+  std::string positional_metavar_, positional_help_;
+  std::vector<std::string> *positional_ = nullptr;
 };
 
 }  // namespace starcnn

@@ -76,12 +76,16 @@ Network::Network(const NetworkSpec &spec, ParameterSet &params, int batch)
   logits_grad_ = Tensor({batch, classes_}, "dlogits");
 }
 
-void Network::forward(const Tensor &input, const Tensor &labels, const Tensor &stats) {
+void Network::forward_logits(const Tensor &input) {
   const Tensor *x = &input;
   for (auto &layer : layers_) {
     layer->forward(*x);
     x = &layer->output();
   }
+}
+
+void Network::forward(const Tensor &input, const Tensor &labels, const Tensor &stats) {
+  forward_logits(input);
   submit_softmax_xent_forward(logits().handle(), labels.handle(), stats.handle(),
                               {uint32_t(batch_), uint32_t(classes_)});
 }

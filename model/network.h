@@ -23,6 +23,8 @@ class Network {
   // Submits the forward pass of `input` [batch, C, H, W] and the loss against `labels` [batch]
   // (int32); the loss sum and correct count are added into `stats` (see softmax_xent.h).
   void forward(const Tensor &input, const Tensor &labels, const Tensor &stats);
+  // Submits the forward pass of `input` up to logits() only, without the loss.
+  void forward_logits(const Tensor &input);
   // Submits the backward pass of the last forward (same input and labels).
   void backward(const Tensor &input, const Tensor &labels);
   const Tensor &logits() const { return layers_.back()->output(); }

@@ -114,38 +114,11 @@ EpochSummary Trainer::train_epoch(size_t epoch,
   return summary;
 }
 
-Network &Trainer::eval_network(size_t batch, size_t slot) {
-  for (auto &net : eval_networks_)
-    if (size_t(net->batch()) == batch && slot-- == 0) return *net;
-  eval_networks_.push_back(std::make_unique<Network>(spec_, params_, int(batch)));
-  return *eval_networks_.back();
-}
-
 Evaluation Trainer::evaluate(const Dataset &data) {
-  const size_t batch = std::min(config_.eval_batch, data.count);
-  Batcher batcher(data, {batch, false, 0, false});
-  starpu_task_wait_for_all();
-  submit_zero_fill(stats_.handle());
-  const Clock::time_point start = Clock::now();
-  // Two networks per batch size take alternate batches, so independent batches can run at once.
-  std::vector<Tensor> images, labels;
-  for (size_t b = 0; b < batcher.batch_count(); ++b) {
-    const size_t n = batcher.batch_size(b);
-    Network &net = eval_network(n, b % 2);
-    images.emplace_back(image_shape(n, data), "eval_images");
-    labels.emplace_back(std::vector<int>{int(n)}, "eval_labels", ElementType::i32);
-    submit_load_batch(batcher, b, images.back(), labels.back());
-    net.forward(images.back(), labels.back(), stats_);
-  }
-  const auto [loss, correct] = take_stats(stats_);
-  starpu_task_wait_for_all();
-  Evaluation result;
-  result.samples = data.count;
-  result.seconds = seconds_since(start);
-  result.loss = loss / double(data.count);
-  result.accuracy = correct / double(data.count);
-  result.images_per_s = double(data.count) / result.seconds;
-  return result;
+  if (!evaluator_)
+    evaluator_ =
+        std::make_unique<Evaluator>(spec_, params_, config_.eval_batch, config_.eval_slots);
+  return evaluator_->evaluate(data);
 }
 
 }  // namespace starcnn

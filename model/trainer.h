@@ -4,6 +4,7 @@
 #pragma once
 
 #include "model/batcher.h"
+#include "model/evaluator.h"
 #include "model/network.h"
 #include "model/parameter_set.h"
 
@@ -23,6 +24,7 @@ struct TrainConfig {
   uint64_t seed = 1;
   size_t log_every = 100;  // steps between loss readings
   size_t eval_batch = 1000;
+  size_t eval_slots = 0;  // networks evaluating batches at once (0: see default_evaluator_slots)
   int steps_in_flight = 2;
 };
 
@@ -31,11 +33,6 @@ struct Progress {
   int64_t step = 0;                          // steps done since the first run
   double loss = 0, accuracy = 0;             // over the steps since the last report
   double images_per_s = 0, seconds = 0;      // since the epoch started
-};
-
-struct Evaluation {
-  size_t samples = 0;
-  double loss = 0, accuracy = 0, images_per_s = 0, seconds = 0;
 };
 
 struct EpochSummary {
@@ -54,8 +51,8 @@ class Trainer {
   // std::runtime_error when the loss becomes NaN or infinite.
   EpochSummary train_epoch(size_t epoch, const std::function<void(const Progress &)> &on_progress,
                            const std::atomic<bool> &stop);
-  // Loss and accuracy over a whole data set, forward only; batches are independent and run on
-  // whichever workers are free.
+  // Loss and accuracy over a whole data set, forward only, by an Evaluator made on first use:
+  // batches are independent and run on whichever workers are free.
   Evaluation evaluate(const Dataset &data);
 
   int64_t step() const { return step_; }
@@ -67,14 +64,12 @@ class Trainer {
   const Network &network() const { return *network_; }
 
  private:
-  Network &eval_network(size_t batch, size_t slot);
-
   const NetworkSpec &spec_;
   ParameterSet &params_;
   TrainConfig config_;
   Batcher batcher_;
   std::unique_ptr<Network> network_;
-  std::vector<std::unique_ptr<Network>> eval_networks_;
+  std::unique_ptr<Evaluator> evaluator_;
   std::vector<Tensor> images_, labels_;
   Tensor stats_;
   int64_t step_ = 0;

@@ -1,0 +1,197 @@
+// starcnn's inference app: loads a checkpoint (its network description and preprocessing are
+// inside) and either evaluates a data set (accuracy, loss, images/s, then one JSON line) or
+// classifies PGM and PNG image files given as arguments (one line, or JSON object, per file).
+#include "apps/args_cli.h"
+#include "apps/image_file_cli.h"
+#include "model/checkpoint.h"
+#include "model/dataset.h"
+#include "model/evaluator.h"
+#include "model/network_spec.h"
+#include "model/parameter_set.h"
+#include "model/runtime.h"
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace starcnn {
+namespace {
+
+struct Options {
+  std::string checkpoint, data, data_dir = default_data_dir(), split = "test";
+  long batch = 1000, slots = 0;
+  bool json = false;
+  std::vector<std::string> images;
+};
+
+Options parse_options(int argc, char **argv, bool *run) {
+  Options o;
+  ArgParser args("infer",
+                 "Runs a trained checkpoint forward only with StarPU on CPU and CUDA workers:\n"
+                 "evaluates a data set (--data) or classifies image files. Images must be PGM\n"
+                 "(P5/P2) or PNG (8-bit gray or RGB) of the network's input size before padding\n"
+                 "(28x28 for MNIST-trained networks). STARPU_SCHED picks the scheduler.");
+  args.add("checkpoint", "FILE", "the trained network (safetensors, written by train)",
+           &o.checkpoint);
+  args.add("data", "NAME", "evaluate this data set: mnist, fashion or cifar10:DIR", &o.data);
+  args.add("data-dir", "DIR", "where scripts/fetch-data put mnist/ and fashion/", &o.data_dir);
+  args.add("split", "test|train", "which part of the data set", &o.split);
+  args.add("batch", "N", "samples per batch", &o.batch, 1, 1 << 20);
+  args.add("slots", "N", "networks taking batches in turn (0: one per worker, 2 to 8)", &o.slots, 0,
+           64);
+  args.add_flag("json", "classify: one JSON object per image instead of a text line", &o.json);
+  args.add_positional("IMAGE", "image files to classify (when --data is not given)", &o.images);
+  *run = args.parse(argc, argv);
+  if (!*run) return o;
+  if (o.checkpoint.empty()) throw UsageError("--checkpoint FILE is required (see --help)");
+  if (o.data.empty() == o.images.empty())
+    throw UsageError(o.data.empty() ? "give --data NAME or image files to classify (see --help)"
+                                    : "give either --data or image files, not both");
+  if (o.split != "test" && o.split != "train")
+    throw UsageError("--split must be test or train, got '" + o.split + "'");
+  return o;
+}
+
+std::string json_string(const std::string &text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof(escaped), "\\u%04x", unsigned(c));
+      out += escaped;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+// The images as a data set preprocessed like the training data; every image must have the
+// network's input size before padding and its channel count. Errors name each file that does not
+// fit (all of them, not only the first).
+Dataset images_as_dataset(const std::vector<std::string> &paths, const NetworkSpec &spec,
+                          const Preprocess &pre) {
+  const size_t channels = size_t(spec.input.c);
+  const long height = spec.input.h - 2 * pre.pad, width = spec.input.w - 2 * pre.pad;
+  if (height <= 0 || width <= 0)
+    throw std::invalid_argument("the checkpoint's padding " + std::to_string(pre.pad) +
+                                " leaves no image inside the network's input");
+  std::vector<uint8_t> pixels;
+  std::string errors;
+  for (const std::string &path : paths) {
+    try {
+      const Image image = read_image(path);
+      if (image.width != size_t(width) || image.height != size_t(height))
+        throw ImageError(path + ": the image is " + std::to_string(image.width) + "x" +
+                         std::to_string(image.height) + ", the network takes " +
+                         std::to_string(width) + "x" + std::to_string(height) +
+                         " (no resizing is done)");
+      if (image.channels != channels)
+        throw ImageError(path + ": the image is " + (image.channels == 1 ? "grayscale" : "RGB") +
+                         ", the network takes " + std::to_string(channels) + " channel" +
+                         (channels == 1 ? "" : "s"));
+      pixels.insert(pixels.end(), image.pixels.begin(), image.pixels.end());
+    } catch (const ImageError &e) {
+      errors += std::string(errors.empty() ? "" : "\n") + e.what();
+    }
+  }
+  if (!errors.empty()) throw ImageError(errors);
+  const std::vector<uint8_t> labels(paths.size(), 0);
+  const int classes = int(spec.output().size());
+  Dataset data = make_dataset(pixels.data(), labels.data(), paths.size(), channels, size_t(height),
+                              size_t(width), classes, pre);
+  data.name = "images";
+  return data;
+}
+
+int run(const Options &o) {
+  // Everything that can be wrong with the files is checked before StarPU starts.
+  Checkpoint ckpt = read_checkpoint(o.checkpoint);
+  const NetworkSpec spec = parse_network(ckpt.network, o.checkpoint + " (network)");
+  check_checkpoint(ckpt, spec, o.checkpoint);
+  Dataset data;
+  if (!o.data.empty()) {
+    std::printf("loading %s %s from %s\n", o.data.c_str(), o.split.c_str(), o.data_dir.c_str());
+    data = load_dataset(o.data, o.split == "test" ? Split::test : Split::train, ckpt.preprocess,
+                        o.data_dir);
+    if (data.num_classes != int(spec.output().size()))
+      throw std::invalid_argument(o.data + " has " + std::to_string(data.num_classes) +
+                                  " classes, the checkpoint's network " +
+                                  std::to_string(spec.output().size()));
+  } else {
+    data = images_as_dataset(o.images, spec, ckpt.preprocess);
+  }
+  if (int(data.channels) != spec.input.c || int(data.height) != spec.input.h ||
+      int(data.width) != spec.input.w)
+    throw std::invalid_argument(o.checkpoint + " holds a network of " + to_string(spec.input) +
+                                " inputs, " + o.data + " has " + std::to_string(data.channels) +
+                                "x" + std::to_string(data.height) + "x" +
+                                std::to_string(data.width) + " (after padding)");
+
+  Runtime runtime;
+  ParameterSet params(spec, parse_network_plan("none"), runtime.workers());
+  params.write(ckpt.parameters, false);
+  Evaluator evaluator(spec, params, size_t(o.batch), size_t(o.slots));
+  const bool quiet = !o.images.empty() && o.json;
+  if (!quiet) {
+    std::printf("checkpoint %s: step %lld, epoch %lld, input %s, %d classes\n",
+                o.checkpoint.c_str(), (long long)ckpt.step, (long long)ckpt.epoch,
+                to_string(spec.input).c_str(), int(spec.output().size()));
+    std::printf("StarPU scheduler %s, %s; batch %ld, %zu slots\n", runtime.scheduler().c_str(),
+                runtime.describe_workers().c_str(), o.batch, evaluator.slots());
+  }
+
+  if (!o.data.empty()) {
+    const Evaluation e = evaluator.evaluate(data);
+    std::printf("%s %s: %zu images, accuracy %.2f%%, loss %.4f, %.0f img/s, %.3f s\n",
+                o.data.c_str(), o.split.c_str(), e.samples, 100.0 * e.accuracy, e.loss,
+                e.images_per_s, e.seconds);
+    std::printf(
+        "{\"event\": \"evaluation\", \"checkpoint\": %s, \"data\": %s, \"split\": \"%s\", "
+        "\"scheduler\": %s, \"workers\": %s, \"batch\": %ld, \"slots\": %zu, \"samples\": %zu, "
+        "\"accuracy\": %.6f, \"loss\": %.6f, \"images_per_s\": %.1f, \"seconds\": %.3f}\n",
+        json_string(o.checkpoint).c_str(), json_string(o.data).c_str(), o.split.c_str(),
+        json_string(runtime.scheduler()).c_str(), json_string(runtime.describe_workers()).c_str(),
+        o.batch, evaluator.slots(), e.samples, e.accuracy, e.loss, e.images_per_s, e.seconds);
+    return 0;
+  }
+
+  const Classification c = evaluator.classify(data);
+  const size_t classes = size_t(c.classes);
+  for (size_t i = 0; i < c.samples; ++i) {
+    const int32_t best = c.predicted[i];
+    const float probability = c.probabilities[i * classes + size_t(best)];
+    if (!o.json) {
+      std::printf("%s\t%d\t%.4f\n", o.images[i].c_str(), best, double(probability));
+      continue;
+    }
+    std::string probabilities;
+    for (size_t k = 0; k < classes; ++k)
+      probabilities += (k ? ", " : "") + std::to_string(c.probabilities[i * classes + k]);
+    std::printf("{\"file\": %s, \"class\": %d, \"probability\": %.6f, \"probabilities\": [%s]}\n",
+                json_string(o.images[i]).c_str(), best, double(probability), probabilities.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace starcnn
+
+int main(int argc, char **argv) {
+  using namespace starcnn;
+  try {
+    bool run_it = false;
+    const Options options = parse_options(argc, argv, &run_it);
+    if (!run_it) return 0;
+    return run(options);
+  } catch (const UsageError &e) {
+    std::fprintf(stderr, "infer: %s\n", e.what());
+    return 2;
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "infer: error: %s\n", e.what());
+    return 1;
+  }
+}
