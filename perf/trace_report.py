@@ -217,7 +217,10 @@ def gantt_rows(tasks, worker_names, transfers):
     workers = sorted({t["worker"] for t in tasks} | set(worker_names))
     rows = [(worker_names.get(w, f"worker{w}"), "worker", w) for w in workers]
     for node in sorted({x["dst"] for x in transfers}):
-        rows.append((f"to node {node}" + (" (RAM)" if node == 0 else ""), "node", node))
+        users = sorted({worker_names.get(t["worker"], f"worker{t['worker']}") for t in tasks
+                        if t["node"] == node})
+        what = "RAM" if node == 0 else ",".join(users[:2]) + ("..." if len(users) > 2 else "")
+        rows.append((f"to node {node}" + (f" ({what})" if what else ""), "node", node))
     return rows
 
 
@@ -287,11 +290,11 @@ def plot_gnuplot(path, tasks, rows, transfers, t0):
     with open(script, "w") as f:
         f.write(f"set terminal png size 1400,{height} font ',9'\n")
         f.write(f"set output '{path}'\n")
-        f.write("set title 'StarPU tasks per worker'\n")
-        f.write("set xlabel 'time (ms) since the first task'\n")
+        # The key sits below the axis, so the time unit goes into the title.
+        f.write("set title 'StarPU tasks per worker; time in ms since the first task'\n")
         f.write(f"set ytics ({ytics})\n")
         f.write(f"set yrange [-0.7:{len(rows) - 0.3}]\n")
-        f.write("set key outside bottom center horizontal\n")
+        f.write("set key below horizontal\n")
         f.write("plot " + ", \\\n  ".join(plots) + "\n")
     subprocess.run(["gnuplot", script], check=True)
 
