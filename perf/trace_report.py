@@ -245,16 +245,18 @@ def plot_matplotlib(path, tasks, rows, transfers, t0):
         ax.broken_barh(spans, (y_of[("node", node)] - 0.3, 0.6), facecolors=TRANSFER_COLOUR)
     ax.set_yticks(range(len(rows)))
     ax.set_yticklabels([r[0] for r in reversed(rows)])
-    ax.set_xlabel("time (ms) since the first task")
+    ax.set_xlim(0, max(t["end"] for t in tasks) - t0)
+    # The key sits below the axis, so the time unit goes into the title.
+    ax.set_title("StarPU tasks per worker; time in ms since the first task")
     used = [k for k, _, _ in KINDS if any(t["kind"] == k for t in tasks)]
     handles = [Patch(color=colours[k], label=k) for k in used]
     if transfers:
         handles.append(Patch(color=TRANSFER_COLOUR, label="transfer"))
-    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.25 if len(rows) < 4
-                                                                     else -0.12),
-              ncol=min(len(handles), 6), fontsize="small")
-    ax.set_title("StarPU tasks per worker")
-    fig.tight_layout()
+    columns = min(len(handles), 6)
+    key_inches = 0.2 + 0.25 * -(-len(handles) // columns)
+    fig.set_figheight(fig.get_figheight() + key_inches)
+    fig.legend(handles=handles, loc="lower center", ncol=columns, fontsize="small", frameon=False)
+    fig.tight_layout(rect=(0, key_inches / fig.get_figheight(), 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
@@ -306,7 +308,7 @@ def plot_gantt(path, tasks, rows, transfers):
     t0 = min(t["start"] for t in tasks)
     try:
         import matplotlib  # noqa: F401
-    except ImportError:
+    except Exception:  # missing, or a broken install: gnuplot instead
         if shutil.which("gnuplot"):
             plot_gnuplot(path, tasks, rows, transfers, t0)
             return "gnuplot"
