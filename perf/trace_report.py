@@ -296,6 +296,7 @@ def plot_gnuplot(path, tasks, rows, transfers, t0):
         f.write("set title 'StarPU tasks per worker; time in ms since the first task'\n")
         f.write(f"set ytics ({ytics})\n")
         f.write(f"set yrange [-0.7:{len(rows) - 0.3}]\n")
+        f.write(f"set xrange [0:{max(t['end'] for t in tasks) - t0:.6f}]\n")
         f.write("set key below horizontal\n")
         f.write("plot " + ", \\\n  ".join(plots) + "\n")
     subprocess.run(["gnuplot", script], check=True)
