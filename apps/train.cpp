@@ -61,8 +61,9 @@ Options parse_options(int argc, char **argv, bool *run) {
   args.add("eval-every", "N", "evaluate on the test set every N epochs (0: never)", &o.eval_every,
            0, 100000);
   args.add("log-every", "N", "steps between progress reports", &o.log_every, 1, 1 << 30);
-  args.add("max-steps", "N", "stop after N training steps in all (0: run every epoch)",
-           &o.max_steps, 0, LONG_MAX);
+  args.add("max-steps", "N",
+           "stop after N training steps of this run, over all epochs (0: no limit)", &o.max_steps,
+           0, LONG_MAX);
   args.add("trace", "DIR",
            "record StarPU's FxT trace into DIR and convert it for StarVZ/ViTE (paje.trace, "
            "tasks.rec, ...) plus gantt.png and summary.txt; keep runs short (--max-steps, "

@@ -47,8 +47,9 @@ class Trainer {
   Trainer(const NetworkSpec &spec, ParameterSet &params, const Dataset &train,
           const TrainConfig &config);
 
-  // Trains one epoch. Calls on_progress after each loss reading; when `stop` turns true, submits
-  // no further step, waits for those submitted and returns with interrupted set. Throws
+  // Trains one epoch, or less once config.max_steps steps have run (not marked interrupted).
+  // Calls on_progress after each loss reading; when `stop` turns true, submits no further step,
+  // waits for those submitted and returns with interrupted set. Throws
   // std::runtime_error when the loss becomes NaN or infinite.
   EpochSummary train_epoch(size_t epoch, const std::function<void(const Progress &)> &on_progress,
                            const std::atomic<bool> &stop);
