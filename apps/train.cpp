@@ -1,7 +1,9 @@
 // starcnn's training app: trains a network on a data set with StarPU's CPU and CUDA workers,
-// prints progress and a summary per epoch, saves checkpoints, and ends with one JSON line.
+// prints progress and a summary per epoch, saves checkpoints, and ends with one JSON line. With
+// --trace DIR it records StarPU's FxT trace of the run and converts it (apps/trace_cli.h).
 #include "apps/args_cli.h"
 #include "apps/progress_cli.h"
+#include "apps/trace_cli.h"
 #include "model/checkpoint.h"
 #include "model/dataset.h"
 #include "model/network_spec.h"
@@ -28,8 +30,8 @@ void on_interrupt(int) {
 
 struct Options {
   std::string data = "mnist", data_dir = default_data_dir(), network = "lenet", plan = "none";
-  std::string checkpoint, init;
-  long epochs = 3, batch = 64, seed = 1, eval_every = 1, log_every = 100;
+  std::string checkpoint, init, trace;
+  long epochs = 3, batch = 64, seed = 1, eval_every = 1, log_every = 100, max_steps = 0;
   double lr = 0.02, momentum = 0.9, weight_decay = 0.0;
 };
 
@@ -59,13 +61,23 @@ Options parse_options(int argc, char **argv, bool *run) {
   args.add("eval-every", "N", "evaluate on the test set every N epochs (0: never)", &o.eval_every,
            0, 100000);
   args.add("log-every", "N", "steps between progress reports", &o.log_every, 1, 1 << 30);
+  args.add("max-steps", "N",
+           "stop after N training steps of this run, over all epochs (0: no limit)", &o.max_steps,
+           0, LONG_MAX);
+  args.add("trace", "DIR",
+           "record StarPU's FxT trace into DIR and convert it for StarVZ/ViTE (paje.trace, "
+           "tasks.rec, ...) plus gantt.png and summary.txt; keep runs short (--max-steps, "
+           "--eval-every 0)",
+           &o.trace);
   *run = args.parse(argc, argv);
   return o;
 }
 
-void print_json_summary(const Options &o, const Runtime &runtime, const EpochSummary &last,
-                        const Evaluation *test, int64_t step, uint64_t tasks_per_step) {
-  std::printf(
+std::string json_summary(const Options &o, const Runtime &runtime, const EpochSummary &last,
+                         const Evaluation *test, int64_t step, uint64_t tasks_per_step) {
+  char line[2048];
+  std::snprintf(
+      line, sizeof(line),
       "{\"event\": \"summary\", \"network\": \"%s\", \"data\": \"%s\", \"scheduler\": \"%s\", "
       "\"workers\": \"%s\", \"plan\": \"%s\", \"batch\": %ld, \"epochs\": %zu, \"steps\": %lld, "
       "\"train_loss\": %.6f, \"train_accuracy\": %.6f, \"test_loss\": %s, \"test_accuracy\": %s, "
@@ -75,6 +87,7 @@ void print_json_summary(const Options &o, const Runtime &runtime, const EpochSum
       last.train_loss, last.train_accuracy, test ? std::to_string(test->loss).c_str() : "null",
       test ? std::to_string(test->accuracy).c_str() : "null", last.images_per_s, last.seconds,
       (unsigned long long)tasks_per_step, last.interrupted ? "true" : "false");
+  return line;
 }
 
 void save(const Options &o, const NetworkSpec &spec, const Dataset &data, ParameterSet &params,
@@ -91,7 +104,8 @@ void save(const Options &o, const NetworkSpec &spec, const Dataset &data, Parame
   std::printf("saved %s (step %lld)\n", o.checkpoint.c_str(), (long long)step);
 }
 
-int run(const Options &o) {
+// Trains; StarPU runs only inside. Leaves the JSON summary line in *summary.
+int run(const Options &o, std::string *summary) {
   std::printf("loading %s from %s\n", o.data.c_str(), o.data_dir.c_str());
   const Dataset train = load_dataset(o.data, Split::train, o.data_dir);
   const Dataset test = load_dataset(o.data, Split::test, o.data_dir);
@@ -102,7 +116,7 @@ int run(const Options &o) {
                                 std::to_string(spec.input.w) + " inputs, " + o.data + " has " +
                                 std::to_string(train.height) + "x" + std::to_string(train.width));
 
-  Runtime runtime;
+  Runtime runtime(o.trace);
   std::printf("StarPU scheduler %s, %s\n", runtime.scheduler().c_str(),
               runtime.describe_workers().c_str());
   ParameterSet params(spec, parse_network_plan(o.plan), runtime.workers());
@@ -115,6 +129,7 @@ int run(const Options &o) {
   config.weight_decay = float(o.weight_decay);
   config.seed = uint64_t(o.seed);
   config.log_every = size_t(o.log_every);
+  config.max_steps = o.max_steps;
   Trainer trainer(spec, params, train, config);
   if (!o.init.empty()) {
     const Checkpoint ckpt = load_checkpoint(o.init, spec);
@@ -141,7 +156,7 @@ int run(const Options &o) {
     progress.finish_line();
     const bool eval_now =
         o.eval_every > 0 && ((epoch + 1 - start_epoch) % o.eval_every == 0 || last.interrupted ||
-                             epoch + 1 == start_epoch + o.epochs);
+                             epoch + 1 == start_epoch + o.epochs || trainer.reached_max_steps());
     evaluated = eval_now && !last.interrupted;
     if (evaluated) eval = trainer.evaluate(test);
     std::printf("epoch %lld: train loss %.4f acc %.2f%%, %s%.0f img/s, %.1f s, %llu tasks/step\n",
@@ -151,11 +166,11 @@ int run(const Options &o) {
                                 .c_str()
                           : "",
                 last.images_per_s, last.seconds, (unsigned long long)trainer.tasks_per_step());
-    save(o, spec, train, params, trainer.step(), last.interrupted ? epoch : epoch + 1);
-    if (last.interrupted) break;
+    save(o, spec, train, params, trainer.step(), last.steps < last.batches ? epoch : epoch + 1);
+    if (last.interrupted || trainer.reached_max_steps()) break;
   }
-  print_json_summary(o, runtime, last, evaluated ? &eval : nullptr, trainer.step(),
-                     trainer.tasks_per_step());
+  *summary = json_summary(o, runtime, last, evaluated ? &eval : nullptr, trainer.step(),
+                          trainer.tasks_per_step());
   if (last.interrupted) {
     std::fprintf(stderr, "train: interrupted\n");
     return 130;
@@ -172,7 +187,13 @@ int main(int argc, char **argv) {
     bool run_it = false;
     const Options options = parse_options(argc, argv, &run_it);
     if (!run_it) return 0;
-    return run(options);
+    if (!options.trace.empty()) prepare_trace_dir(options.trace);
+    std::string summary;
+    int status = run(options, &summary);
+    // StarPU has shut down and written the trace: convert it before the closing JSON line.
+    if (!options.trace.empty() && !finish_trace(options.trace) && status == 0) status = 1;
+    std::printf("%s", summary.c_str());
+    return status;
   } catch (const UsageError &e) {
     std::fprintf(stderr, "train: %s\n", e.what());
     return 2;

@@ -63,9 +63,10 @@ EpochSummary Trainer::train_epoch(size_t epoch,
   const Clock::time_point start = Clock::now();
   EpochSummary summary;
   summary.epoch = epoch;
+  summary.batches = batches;
   double epoch_loss = 0, epoch_correct = 0;
   size_t window_steps = 0;
-  for (size_t b = 0; b < batches && !stop.load(); ++b) {
+  for (size_t b = 0; b < batches && !stop.load() && !reached_max_steps(); ++b) {
     const uint64_t submitted = submitted_task_count();
     const Tensor &images = images_[b % 2], &labels = labels_[b % 2];
     submit_load_batch(batcher_, b, images, labels);
@@ -76,11 +77,13 @@ EpochSummary Trainer::train_epoch(size_t epoch,
     momentum_started_ = true;
     if (tasks_per_step_ == 0) tasks_per_step_ = submitted_task_count() - submitted;
     ++step_;
+    ++steps_run_;
     ++window_steps;
     ++summary.steps;
     starpu_task_wait_for_n_submitted(unsigned(tasks_per_step_) * unsigned(config_.steps_in_flight));
 
-    if ((b + 1) % config_.log_every == 0 || b + 1 == batches || stop.load()) {
+    if ((b + 1) % config_.log_every == 0 || b + 1 == batches || stop.load() ||
+        reached_max_steps()) {
       const auto [loss, correct] = take_stats(stats_);
       const double samples = double(window_steps * config_.batch);
       if (!std::isfinite(loss))
@@ -103,7 +106,7 @@ EpochSummary Trainer::train_epoch(size_t epoch,
     }
   }
   starpu_task_wait_for_all();
-  summary.interrupted = summary.steps < batches;
+  summary.interrupted = summary.steps < batches && !reached_max_steps();
   summary.seconds = seconds_since(start);
   const double samples = double(summary.steps * config_.batch);
   if (summary.steps > 0) {

@@ -26,6 +26,7 @@ struct TrainConfig {
   size_t eval_batch = 1000;
   size_t eval_slots = 0;  // networks evaluating batches at once (0: see default_evaluator_slots)
   int steps_in_flight = 2;
+  int64_t max_steps = 0;  // steps this Trainer runs at most, over all epochs (0: no limit)
 };
 
 struct Progress {
@@ -36,7 +37,7 @@ struct Progress {
 };
 
 struct EpochSummary {
-  size_t epoch = 0, steps = 0;
+  size_t epoch = 0, steps = 0, batches = 0;  // batches: steps of a whole epoch
   double train_loss = 0, train_accuracy = 0, images_per_s = 0, seconds = 0;
   bool interrupted = false;
 };
@@ -46,8 +47,9 @@ class Trainer {
   Trainer(const NetworkSpec &spec, ParameterSet &params, const Dataset &train,
           const TrainConfig &config);
 
-  // Trains one epoch. Calls on_progress after each loss reading; when `stop` turns true, submits
-  // no further step, waits for those submitted and returns with interrupted set. Throws
+  // Trains one epoch, or less once config.max_steps steps have run (not marked interrupted).
+  // Calls on_progress after each loss reading; when `stop` turns true, submits no further step,
+  // waits for those submitted and returns with interrupted set. Throws
   // std::runtime_error when the loss becomes NaN or infinite.
   EpochSummary train_epoch(size_t epoch, const std::function<void(const Progress &)> &on_progress,
                            const std::atomic<bool> &stop);
@@ -56,6 +58,10 @@ class Trainer {
   Evaluation evaluate(const Dataset &data);
 
   int64_t step() const { return step_; }
+  // True once config.max_steps steps have run: train_epoch then runs no further step.
+  bool reached_max_steps() const {
+    return config_.max_steps > 0 && steps_run_ >= config_.max_steps;
+  }
   // For a resumed run: the step count, and whether momentum buffers were loaded (else the first
   // step starts them, as PyTorch does).
   void resume(int64_t step, bool momentum_loaded);
@@ -73,6 +79,7 @@ class Trainer {
   std::vector<Tensor> images_, labels_;
   Tensor stats_;
   int64_t step_ = 0;
+  int64_t steps_run_ = 0;  // by this Trainer, unlike step_ which counts from a resumed step
   bool momentum_started_ = false;
   uint64_t tasks_per_step_ = 0;
 };

@@ -1,0 +1,19 @@
+// The end of a `--trace DIR` run: after StarPU has shut down and written its FxT trace, turns it
+// into the files StarVZ and ViTE read (paje.trace, tasks.rec, ...) and runs perf/trace_report.py
+// on them (gantt.png, summary.txt).
+#pragma once
+
+#include <string>
+
+namespace starcnn {
+
+// Creates `dir` (and its parents) so StarPU can write the trace there; throws UsageError when it
+// cannot.
+void prepare_trace_dir(const std::string &dir);
+
+// Converts the trace of `dir` and writes the report, printing what it made. Returns false, after
+// printing why, when starpu_fxt_tool is missing or fails; a missing python3 only prints the
+// command that makes the report.
+bool finish_trace(const std::string &dir);
+
+}  // namespace starcnn

@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""Tests of perf/trace_report.py on a small tasks.rec and paje.trace written here, in the formats
+StarPU 1.3's starpu_fxt_tool writes.
+
+Usage: python3 tests/perf/trace_report_test.py PATH/TO/perf/trace_report.py
+"""
+
+import contextlib
+import importlib.util
+import io
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+
+REPORT_PATH = sys.argv.pop(1) if len(sys.argv) > 1 else os.path.join(
+    os.path.dirname(__file__), "..", "..", "perf", "trace_report.py")
+spec = importlib.util.spec_from_file_location("trace_report", REPORT_PATH)
+report = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(report)
+
+# Two workers over 0..10 ms: CPU0 busy 2 + 3 = 5 ms, CUDA0 busy 4 ms; one sync task that never ran.
+TASKS_REC = """\
+Name: _starpu_sync_task
+JobId: 1
+SubmitOrder: 1
+Priority: 0
+SubmitTime: 0.5
+MPIRank: -1
+
+Name: starcnn_conv2d_forward
+Model: starcnn_conv2d_forward
+JobId: 2
+WorkerId: 0
+MemoryNode: 0
+SubmitTime: 0.1
+StartTime: 100.0
+EndTime: 102.0
+Parameters: V10x4 V10x4
+Sizes: 40 40
+
+Name: starcnn_conv2d_forward
+Model: starcnn_conv2d_forward
+JobId: 3
+WorkerId: 1
+MemoryNode: 1
+StartTime: 101.0
+EndTime: 105.0
+
+Name: starcnn_sgd_update
+JobId: 4
+WorkerId: 0
+MemoryNode: 0
+StartTime: 107.0
+EndTime: 110.0
+"""
+
+PAJE_HEADER = """\
+%EventDef\tPajeCreateContainer\t7
+%\tTime\tdate
+%\tAlias\tstring
+%\tType\tstring
+%\tContainer\tstring
+%\tName\tstring
+%EndEventDef
+%EventDef\tPajeStartLink\t18
+%\tTime\tdate
+%\tType\tstring
+%\tContainer\tstring
+%\tValue\tstring
+%\tStartContainer\tstring
+%\tKey\tstring
+%EndEventDef
+%EventDef\tPajeEndLink\t19
+%\tTime\tdate
+%\tType\tstring
+%\tContainer\tstring
+%\tValue\tstring
+%\tEndContainer\tstring
+%\tKey\tstring
+%EndEventDef
+"""
+
+# Two RAM -> GPU copies (1000 and 3000 bytes), one GPU -> RAM (500 bytes), and a work-stealing
+# link between workers, which is no transfer.
+PAJE_EVENTS = """\
+7\t0.000000000\tmn0\tMn\tp\tMEMNODE0
+7\t0.000000000\tmm0\tMm\tmn0\tMEMMANAGER0
+7\t1.000000000\tw0\tW\tt1\tCPU0
+7\t1.000000000\tw1\tW\tt2\tCUDA0
+18\t100.5\tF\tp\t1000\tmm0\tcom_1
+19\t100.9\tF\tp\t1000\tmm1\tcom_1
+18\t101.0\tPF\tp\t3000\tmm0\tcom_2
+19\t101.5\tPF\tp\t3000\tmm1\tcom_2
+18\t106.0\tF\tp\t500\tmm1\tcom_3
+19\t106.5\tF\tp\t500\tmm0\tcom_3
+18\t106.0\tWSL\tp\t0\tw0\tsteal_1
+19\t106.0\tWSL\tp\t0\tw1\tsteal_1
+"""
+
+
+def run_report(*args):
+    """trace_report's main with its printout swallowed; returns its exit status."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        return report.main(["trace_report.py", *args])
+
+
+class TraceReportTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="starcnn_trace_report_")
+        with open(os.path.join(self.dir, "tasks.rec"), "w") as f:
+            f.write(TASKS_REC)
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def write_paje(self):
+        with open(os.path.join(self.dir, "paje.trace"), "w") as f:
+            f.write(PAJE_HEADER + PAJE_EVENTS)
+
+    def test_reads_executed_tasks_only(self):
+        tasks = report.executed_tasks(report.read_rec(os.path.join(self.dir, "tasks.rec")))
+        self.assertEqual([t["name"] for t in tasks],
+                         ["starcnn_conv2d_forward", "starcnn_conv2d_forward",
+                          "starcnn_sgd_update"])
+        self.assertEqual([(t["worker"], t["start"], t["end"]) for t in tasks],
+                         [(0, 100.0, 102.0), (1, 101.0, 105.0), (0, 107.0, 110.0)])
+        self.assertEqual([t["kind"] for t in tasks], ["conv forward", "conv forward", "update"])
+
+    def test_op_kinds(self):
+        expected = {
+            "starcnn_conv2d_backward_filter": "conv backward filter",
+            "starcnn_conv2d_backward_data": "conv backward data",
+            "starcnn_merge": "merge/split",
+            "starcnn_split": "merge/split",
+            "starcnn_relu_maxpool_forward": "relu/maxpool",
+            "starcnn_maxpool_backward": "relu/maxpool",
+            "starcnn_linear_backward_weights": "linear",
+            "starcnn_softmax_xent_forward": "loss",
+            "starcnn_load_batch": "load",
+            "starcnn_zero_fill": "reduction/other",
+            "redux_task_between_replicates": "reduction/other",
+            "relu_forward": "relu/maxpool",  # a codelet name without perf model symbol
+        }
+        for name, kind in expected.items():
+            self.assertEqual(report.op_kind(name), kind, name)
+
+    def test_paje_workers_and_transfers(self):
+        self.write_paje()
+        workers, transfers = report.read_paje(os.path.join(self.dir, "paje.trace"))
+        self.assertEqual(workers, {0: "CPU0", 1: "CUDA0"})
+        self.assertEqual([(x["src"], x["dst"], x["bytes"]) for x in transfers],
+                         [(0, 1, 1000), (0, 1, 3000), (1, 0, 500)])
+        self.assertAlmostEqual(transfers[1]["end"] - transfers[1]["start"], 0.5)
+
+    def test_summary_busy_idle_and_bytes(self):
+        self.write_paje()
+        self.assertEqual(run_report(self.dir, "--no-plot"), 0)
+        with open(os.path.join(self.dir, "summary.txt")) as f:
+            text = f.read()
+        self.assertIn("traced window: 10.000 ms", text)
+        rows = {line.split()[0]: line.split()[1:] for line in text.splitlines() if line.strip()}
+        # CPU0: busy 5 of 10 ms; CUDA0: 4 of 10 ms; together 9 of 20 ms.
+        self.assertEqual(rows["CPU0"], ["5.000", "5.000", "50.0", "2"])
+        self.assertEqual(rows["CUDA0"], ["4.000", "6.000", "40.0", "1"])
+        self.assertEqual(rows["all"], ["9.000", "11.000", "45.0", "3"])
+        self.assertIn("bytes moved between memory nodes: 4500", text)
+        self.assertRegex(text, r"node 0 -> 1\s+2\s+0\.004\s+0\.900")
+
+    def test_summary_without_paje_says_so(self):
+        run_report(self.dir, "--no-plot")
+        with open(os.path.join(self.dir, "summary.txt")) as f:
+            self.assertIn("transfers: not available", f.read())
+
+    def test_gantt_png_when_a_plotter_exists(self):
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            if not shutil.which("gnuplot"):
+                self.skipTest("neither matplotlib nor gnuplot")
+        self.write_paje()
+        self.assertEqual(run_report(self.dir), 0)
+        with open(os.path.join(self.dir, "gantt.png"), "rb") as f:
+            self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+
+
+if __name__ == "__main__":
+    unittest.main()
