@@ -2,6 +2,7 @@
 // prints progress and a summary per epoch, saves checkpoints, and ends with one JSON line.
 #include "apps/args_cli.h"
 #include "apps/progress_cli.h"
+#include "model/auto_planning.h"
 #include "model/checkpoint.h"
 #include "model/dataset.h"
 #include "model/network_spec.h"
@@ -14,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace starcnn {
@@ -49,8 +51,8 @@ Options parse_options(int argc, char **argv, bool *run) {
   args.add("weight-decay", "F", "SGD weight decay (L2)", &o.weight_decay, 0.0, 1e6);
   args.add("seed", "N", "seed of the initial weights and of the shuffling", &o.seed, 0, LONG_MAX);
   args.add("plan", "PLAN",
-           "split plan of every conv: none, even:K, cpu:N or F@cpu,F@cuda,...; per layer with "
-           "'PLAN;conv2=PLAN'",
+           "split plan of every conv: none, even:K, cpu:N, F@cpu,F@cuda,... or auto (chosen from "
+           "StarPU's perf models, calibrated first where needed); per layer with 'PLAN;conv2=PLAN'",
            &o.plan);
   args.add("checkpoint", "FILE",
            "save the weights here (safetensors) after each epoch and on Ctrl-C", &o.checkpoint);
@@ -105,7 +107,14 @@ int run(const Options &o) {
   Runtime runtime;
   std::printf("StarPU scheduler %s, %s\n", runtime.scheduler().c_str(),
               runtime.describe_workers().c_str());
-  ParameterSet params(spec, parse_network_plan(o.plan), runtime.workers());
+  NetworkPlanText plans = parse_network_plan(o.plan);
+  std::optional<AutoPlanning> planning;
+  if (uses_auto_plan(spec, plans)) {
+    planning = resolve_auto_plans(spec, plans, runtime.workers(), int(o.batch));
+    for (const std::string &line : describe(*planning)) std::printf("%s\n", line.c_str());
+    plans = planning->plans;
+  }
+  ParameterSet params(spec, plans, runtime.workers());
   params.initialize(uint64_t(o.seed));
   int64_t start_epoch = 0;
   TrainConfig config;
@@ -151,6 +160,9 @@ int run(const Options &o) {
                                 .c_str()
                           : "",
                 last.images_per_s, last.seconds, (unsigned long long)trainer.tasks_per_step());
+    if (planning && last.steps > 0)
+      std::printf("auto plan: predicted conv time %.3f ms per step, measured whole step %.3f ms\n",
+                  planning->predicted_us / 1000.0, 1000.0 * last.seconds / double(last.steps));
     save(o, spec, train, params, trainer.step(), last.interrupted ? epoch : epoch + 1);
     if (last.interrupted) break;
   }
