@@ -81,7 +81,9 @@ std::string SplitPlan::describe() const {
     if (!out.empty()) out += ',';
     out += std::to_string(part.filters) + '@';
     out += part.where == Where::cpu ? "cpu" : part.where == Where::cuda ? "cuda" : "any";
-    if (part.batch_tasks != 1) out += '/' + std::to_string(part.batch_tasks);
+    // A CPU part without /T would parse back with one task per CPU worker: always write it.
+    if (part.batch_tasks != 1 || part.where == Where::cpu)
+      out += '/' + std::to_string(part.batch_tasks);
   }
   return out;
 }
