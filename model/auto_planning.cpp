@@ -184,6 +184,7 @@ AutoPlanning resolve_auto_plans(const NetworkSpec &spec, const NetworkPlanText &
   for (size_t i = 0; i < layers.size(); ++i) {
     out.chosen.push_back(layers[i].fixed.empty());
     out.plans.overrides.emplace_back(layers[i].name, out.choices[i].plan.describe());
+    out.text += (i ? ";" : "") + layers[i].name + "=" + out.choices[i].plan.describe();
     out.predicted_us += out.choices[i].predicted_us;
   }
   return out;

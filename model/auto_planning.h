@@ -17,6 +17,7 @@ namespace starcnn {
 
 struct AutoPlanning {
   NetworkPlanText plans;            // `auto` replaced by each layer's chosen plan
+  std::string text;                 // the same as --plan text: "conv1=6@cuda;conv2=4@cpu/2,12@cuda"
   std::vector<AutoChoice> choices;  // every conv layer in order, `auto` or not
   std::vector<bool> chosen;         // whether the layer was planned `auto`
   double predicted_us = 0;          // sum over the conv layers (NaN if any is unknown)
