@@ -11,6 +11,7 @@
 #include "model/trainer.h"
 
 #include <atomic>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -66,17 +67,25 @@ Options parse_options(int argc, char **argv, bool *run) {
 }
 
 void print_json_summary(const Options &o, const Runtime &runtime, const EpochSummary &last,
-                        const Evaluation *test, int64_t step, uint64_t tasks_per_step) {
+                        const Evaluation *test, int64_t step, uint64_t tasks_per_step,
+                        const AutoPlanning *planning) {
   std::printf(
       "{\"event\": \"summary\", \"network\": \"%s\", \"data\": \"%s\", \"scheduler\": \"%s\", "
       "\"workers\": \"%s\", \"plan\": \"%s\", \"batch\": %ld, \"epochs\": %zu, \"steps\": %lld, "
       "\"train_loss\": %.6f, \"train_accuracy\": %.6f, \"test_loss\": %s, \"test_accuracy\": %s, "
-      "\"images_per_s\": %.1f, \"seconds\": %.3f, \"tasks_per_step\": %llu, \"interrupted\": %s}\n",
+      "\"images_per_s\": %.1f, \"seconds\": %.3f, \"tasks_per_step\": %llu, \"interrupted\": "
+      "%s%s}\n",
       o.network.c_str(), o.data.c_str(), runtime.scheduler().c_str(),
       runtime.describe_workers().c_str(), o.plan.c_str(), o.batch, last.epoch + 1, (long long)step,
       last.train_loss, last.train_accuracy, test ? std::to_string(test->loss).c_str() : "null",
       test ? std::to_string(test->accuracy).c_str() : "null", last.images_per_s, last.seconds,
-      (unsigned long long)tasks_per_step, last.interrupted ? "true" : "false");
+      (unsigned long long)tasks_per_step, last.interrupted ? "true" : "false",
+      planning
+          ? (", \"auto_plan\": \"" + planning->text + "\", \"auto_predicted_conv_ms\": " +
+             (std::isnan(planning->predicted_us) ? std::string("null")
+                                                 : std::to_string(planning->predicted_us / 1000.0)))
+                .c_str()
+          : "");
 }
 
 void save(const Options &o, const NetworkSpec &spec, const Dataset &data, ParameterSet &params,
@@ -167,7 +176,7 @@ int run(const Options &o) {
     if (last.interrupted) break;
   }
   print_json_summary(o, runtime, last, evaluated ? &eval : nullptr, trainer.step(),
-                     trainer.tasks_per_step());
+                     trainer.tasks_per_step(), planning ? &*planning : nullptr);
   if (last.interrupted) {
     std::fprintf(stderr, "train: interrupted\n");
     return 130;

@@ -28,6 +28,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -295,8 +296,9 @@ void print_result(const std::string &common, size_t batch, const Result &r) {
       double(batch) * 1000.0 / r.step_ms, (unsigned long long)r.tasks_per_step,
       r.cpu_tasks_per_step, r.cuda_tasks_per_step, r.warmup_steps, r.timed_steps,
       r.timed_steps / std::max<size_t>(r.rounds, 1),
-      r.auto_predicted_ms < 0
-          ? ""
+      r.auto_predicted_ms < 0 ? ""
+      : std::isnan(r.auto_predicted_ms)
+          ? ", \"auto_predicted_conv_ms\": null"
           : (", \"auto_predicted_conv_ms\": " + std::to_string(r.auto_predicted_ms)).c_str());
   std::fflush(stdout);
 }
