@@ -165,6 +165,10 @@ double predict_layer_us(const AutoLayer &layer, const SplitPlan &plan, Side inpu
         layer.input_grad && side != input_side ? costs.transfer_us(x_bytes, side, input_side) : 0.0;
     // dY_p comes back the way Y_p went.
     const double dy_in = side != merge_side ? costs.transfer_us(y_bytes, merge_side, side) : 0.0;
+    if (unknown({x_in, y_out, dx_out, dy_in})) {
+      known = false;
+      continue;
+    }
     forward = std::max(forward, x_in + makespan(fwd_tasks, side_workers) + y_out);
     backward = std::max(backward, dy_in + makespan(bwd_tasks, side_workers) + dx_out);
   }

@@ -204,6 +204,17 @@ TEST(AutoPlan, LayerTimeAddsCopiesComputeAndMergeAsDocumented) {
   EXPECT_NEAR(us, 10.912 + 20.912 + 12.0, 1e-9);
 }
 
+TEST(AutoPlan, AnUnknownCopyMakesThePlanUnknown) {
+  LinearCosts costs;
+  costs.per_byte = std::numeric_limits<double>::quiet_NaN();
+  const AutoLayer layer{"conv", Conv2dShape{1, 1, 10, 10, 4, 3, 1, 0}, true, {}};
+  const MachineWorkers machine{2, 1};
+  EXPECT_TRUE(std::isnan(predict_layer_us(layer, parse_split_plan("cpu:2", 4, machine), Side::cuda,
+                                          machine, costs, nullptr)));
+  EXPECT_TRUE(std::isfinite(predict_layer_us(layer, parse_split_plan("4@cuda", 4, machine),
+                                             Side::cuda, machine, costs, nullptr)));
+}
+
 TEST(AutoPlan, FixedLayersKeepTheirPlanAndSetWhereTheNextInputLives) {
   LinearCosts costs;
   costs.cpu_per_filter = 4;
