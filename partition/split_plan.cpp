@@ -90,6 +90,10 @@ std::string SplitPlan::describe() const {
 
 SplitPlan parse_split_plan(const std::string &text, int filters, const MachineWorkers &workers) {
   if (filters <= 0) fail(text, "the layer has no filters");
+  if (text == "auto")
+    fail(text,
+         "auto is chosen from StarPU's perf models before the layers are built "
+         "(model/auto_planning.h), not parsed");
   SplitPlan plan;
   if (text == "none") {
     plan = even_plan(filters, 1);

@@ -26,6 +26,11 @@ std::string error_of(const std::string &text, int filters, MachineWorkers machin
   return "";
 }
 
+TEST(SplitPlan, AutoIsResolvedElsewhere) {
+  EXPECT_NE(error_of("auto", 6).find("perf models"), std::string::npos) << error_of("auto", 6);
+  EXPECT_EQ(parse_network_plan("auto;conv2=none").plan_for("conv1"), "auto");
+}
+
 TEST(SplitPlan, NoneIsOneWholePart) {
   expect_parts(parse_split_plan("none", 6, kMachine), {{6, Where::any, 1}});
 }
