@@ -4,6 +4,7 @@
 #include "apps/args_cli.h"
 #include "apps/progress_cli.h"
 #include "apps/trace_cli.h"
+#include "model/auto_planning.h"
 #include "model/checkpoint.h"
 #include "model/dataset.h"
 #include "model/network_spec.h"
@@ -12,10 +13,12 @@
 #include "model/trainer.h"
 
 #include <atomic>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace starcnn {
@@ -51,8 +54,8 @@ Options parse_options(int argc, char **argv, bool *run) {
   args.add("weight-decay", "F", "SGD weight decay (L2)", &o.weight_decay, 0.0, 1e6);
   args.add("seed", "N", "seed of the initial weights and of the shuffling", &o.seed, 0, LONG_MAX);
   args.add("plan", "PLAN",
-           "split plan of every conv: none, even:K, cpu:N or F@cpu,F@cuda,...; per layer with "
-           "'PLAN;conv2=PLAN'",
+           "split plan of every conv: none, even:K, cpu:N, F@cpu,F@cuda,... or auto (chosen from "
+           "StarPU's perf models, calibrated first where needed); per layer with 'PLAN;conv2=PLAN'",
            &o.plan);
   args.add("checkpoint", "FILE",
            "save the weights here (safetensors) after each epoch and on Ctrl-C", &o.checkpoint);
@@ -74,19 +77,27 @@ Options parse_options(int argc, char **argv, bool *run) {
 }
 
 std::string json_summary(const Options &o, const Runtime &runtime, const EpochSummary &last,
-                         const Evaluation *test, int64_t step, uint64_t tasks_per_step) {
-  char line[2048];
+                         const Evaluation *test, int64_t step, uint64_t tasks_per_step,
+                         const AutoPlanning *planning) {
+  char line[4096];
   std::snprintf(
       line, sizeof(line),
       "{\"event\": \"summary\", \"network\": \"%s\", \"data\": \"%s\", \"scheduler\": \"%s\", "
       "\"workers\": \"%s\", \"plan\": \"%s\", \"batch\": %ld, \"epochs\": %zu, \"steps\": %lld, "
       "\"train_loss\": %.6f, \"train_accuracy\": %.6f, \"test_loss\": %s, \"test_accuracy\": %s, "
-      "\"images_per_s\": %.1f, \"seconds\": %.3f, \"tasks_per_step\": %llu, \"interrupted\": %s}\n",
+      "\"images_per_s\": %.1f, \"seconds\": %.3f, \"tasks_per_step\": %llu, \"interrupted\": "
+      "%s%s}\n",
       o.network.c_str(), o.data.c_str(), runtime.scheduler().c_str(),
       runtime.describe_workers().c_str(), o.plan.c_str(), o.batch, last.epoch + 1, (long long)step,
       last.train_loss, last.train_accuracy, test ? std::to_string(test->loss).c_str() : "null",
       test ? std::to_string(test->accuracy).c_str() : "null", last.images_per_s, last.seconds,
-      (unsigned long long)tasks_per_step, last.interrupted ? "true" : "false");
+      (unsigned long long)tasks_per_step, last.interrupted ? "true" : "false",
+      planning
+          ? (", \"auto_plan\": \"" + planning->text + "\", \"auto_predicted_conv_ms\": " +
+             (std::isnan(planning->predicted_us) ? std::string("null")
+                                                 : std::to_string(planning->predicted_us / 1000.0)))
+                .c_str()
+          : "");
   return line;
 }
 
@@ -119,7 +130,14 @@ int run(const Options &o, std::string *summary) {
   Runtime runtime(o.trace);
   std::printf("StarPU scheduler %s, %s\n", runtime.scheduler().c_str(),
               runtime.describe_workers().c_str());
-  ParameterSet params(spec, parse_network_plan(o.plan), runtime.workers());
+  NetworkPlanText plans = parse_network_plan(o.plan);
+  std::optional<AutoPlanning> planning;
+  if (uses_auto_plan(spec, plans)) {
+    planning = resolve_auto_plans(spec, plans, runtime.workers(), int(o.batch));
+    for (const std::string &line : describe(*planning)) std::printf("%s\n", line.c_str());
+    plans = planning->plans;
+  }
+  ParameterSet params(spec, plans, runtime.workers());
   params.initialize(uint64_t(o.seed));
   int64_t start_epoch = 0;
   TrainConfig config;
@@ -166,11 +184,14 @@ int run(const Options &o, std::string *summary) {
                                 .c_str()
                           : "",
                 last.images_per_s, last.seconds, (unsigned long long)trainer.tasks_per_step());
+    if (planning && last.steps > 0)
+      std::printf("auto plan: predicted conv time %.3f ms per step, measured whole step %.3f ms\n",
+                  planning->predicted_us / 1000.0, 1000.0 * last.seconds / double(last.steps));
     save(o, spec, train, params, trainer.step(), last.steps < last.batches ? epoch : epoch + 1);
     if (last.interrupted || trainer.reached_max_steps()) break;
   }
   *summary = json_summary(o, runtime, last, evaluated ? &eval : nullptr, trainer.step(),
-                          trainer.tasks_per_step());
+                          trainer.tasks_per_step(), planning ? &*planning : nullptr);
   if (last.interrupted) {
     std::fprintf(stderr, "train: interrupted\n");
     return 130;

@@ -9,10 +9,28 @@
 namespace starcnn {
 namespace {
 
+// The bytes StarPU's packed arguments really hold (an int count, then each value's size_t size and
+// bytes): starpu_task_insert's cl_arg_size is the buffer's allocated size, whose tail is
+// uninitialised and would give every task its own footprint.
+size_t packed_args_length(const void *cl_arg, size_t cl_arg_size) {
+  const char *bytes = static_cast<const char *>(cl_arg);
+  int nargs = 0;
+  if (cl_arg_size < sizeof(nargs)) return cl_arg_size;
+  std::memcpy(&nargs, bytes, sizeof(nargs));
+  size_t used = sizeof(nargs);
+  for (int i = 0; i < nargs && used + sizeof(size_t) <= cl_arg_size; ++i) {
+    size_t size = 0;
+    std::memcpy(&size, bytes + used, sizeof(size));
+    used += sizeof(size) + size;
+  }
+  return used < cl_arg_size ? used : cl_arg_size;
+}
+
 uint32_t args_and_sizes_footprint(starpu_task *task) {
   uint32_t hash = 0;
   if (task->cl_arg && task->cl_arg_size > 0)
-    hash = starpu_hash_crc32c_be_n(task->cl_arg, task->cl_arg_size, hash);
+    hash = starpu_hash_crc32c_be_n(task->cl_arg,
+                                   packed_args_length(task->cl_arg, task->cl_arg_size), hash);
   const unsigned nbuffers = STARPU_TASK_GET_NBUFFERS(task);
   for (unsigned i = 0; i < nbuffers; ++i) {
     const size_t size = starpu_data_get_size(STARPU_TASK_GET_HANDLE(task, i));

@@ -81,13 +81,19 @@ std::string SplitPlan::describe() const {
     if (!out.empty()) out += ',';
     out += std::to_string(part.filters) + '@';
     out += part.where == Where::cpu ? "cpu" : part.where == Where::cuda ? "cuda" : "any";
-    if (part.batch_tasks != 1) out += '/' + std::to_string(part.batch_tasks);
+    // A CPU part without /T would parse back with one task per CPU worker: always write it.
+    if (part.batch_tasks != 1 || part.where == Where::cpu)
+      out += '/' + std::to_string(part.batch_tasks);
   }
   return out;
 }
 
 SplitPlan parse_split_plan(const std::string &text, int filters, const MachineWorkers &workers) {
   if (filters <= 0) fail(text, "the layer has no filters");
+  if (text == "auto")
+    fail(text,
+         "auto is chosen from StarPU's perf models before the layers are built "
+         "(model/auto_planning.h), not parsed");
   SplitPlan plan;
   if (text == "none") {
     plan = even_plan(filters, 1);

@@ -20,7 +20,8 @@ struct SplitPlan {
 
   int filters() const;
   bool is_whole() const { return parts.size() == 1; }
-  // "3@cpu/2,3@cuda": filters@where, and /tasks where the batch is cut.
+  // "3@cpu/2,3@cuda": filters@where, and /tasks where the batch is cut (always for CPU parts);
+  // parse_split_plan() reads it back as the same plan.
   std::string describe() const;
 };
 

@@ -14,6 +14,7 @@
 // measurement. One JSON line per measurement on stdout, a table on stderr.
 #include "apps/args_cli.h"
 #include "codelets/codelet_support.h"
+#include "model/auto_planning.h"
 #include "model/dataset.h"
 #include "model/mini_json.h"
 #include "model/network_spec.h"
@@ -27,6 +28,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -179,6 +181,7 @@ struct Result {
   size_t warmup_steps = 0, timed_steps = 0, rounds = 0;
   uint64_t tasks_per_step = 0;
   double cpu_tasks_per_step = 0, cuda_tasks_per_step = 0;
+  double auto_predicted_ms = -1;  // --plan auto: the chooser's predicted conv time per step
 };
 
 // Runs one warm-up round with StarPU's profiling counters on (they stay off while timing) and
@@ -218,7 +221,14 @@ Result measure(const Options &o, const NetworkSpec &spec, const Dataset &data, s
   r.plan = config == "cpu-only"   ? whole_plan(spec, "cpu")
            : config == "gpu-only" ? whole_plan(spec, "cuda")
                                   : o.plan;
-  ParameterSet params(spec, parse_network_plan(r.plan), runtime.workers());
+  NetworkPlanText plans = parse_network_plan(r.plan);
+  if (uses_auto_plan(spec, plans)) {
+    const AutoPlanning planning = resolve_auto_plans(spec, plans, runtime.workers(), int(batch));
+    plans = planning.plans;
+    r.plan = o.plan + " -> " + planning.text;
+    r.auto_predicted_ms = planning.predicted_us / 1000.0;
+  }
+  ParameterSet params(spec, plans, runtime.workers());
   params.initialize(uint64_t(o.seed));
   TrainConfig tc;
   tc.batch = batch;
@@ -280,12 +290,16 @@ void print_result(const std::string &common, size_t batch, const Result &r) {
       "\"cuda_workers\": %d, \"step_ms\": %.4f, "
       "\"step_ms_mean\": %.4f, \"step_ms_min\": %.4f, \"images_per_s\": %.1f, "
       "\"tasks_per_step\": %llu, \"cpu_tasks_per_step\": %.1f, \"cuda_tasks_per_step\": %.1f, "
-      "\"warmup_steps\": %zu, \"steps\": %zu, \"round\": %zu}\n",
+      "\"warmup_steps\": %zu, \"steps\": %zu, \"round\": %zu%s}\n",
       common.c_str(), json::quote(r.plan).c_str(), json::quote(r.scheduler).c_str(),
       json::quote(r.workers).c_str(), r.counts.cpu, r.counts.cuda, r.step_ms, r.mean_ms, r.min_ms,
       double(batch) * 1000.0 / r.step_ms, (unsigned long long)r.tasks_per_step,
       r.cpu_tasks_per_step, r.cuda_tasks_per_step, r.warmup_steps, r.timed_steps,
-      r.timed_steps / std::max<size_t>(r.rounds, 1));
+      r.timed_steps / std::max<size_t>(r.rounds, 1),
+      r.auto_predicted_ms < 0 ? ""
+      : std::isnan(r.auto_predicted_ms)
+          ? ", \"auto_predicted_conv_ms\": null"
+          : (", \"auto_predicted_conv_ms\": " + std::to_string(r.auto_predicted_ms)).c_str());
   std::fflush(stdout);
 }
 
@@ -307,7 +321,7 @@ int run(const Options &o) {
   const NetworkPlanText plans = parse_network_plan(o.plan);
   for (const NetworkSpec &spec : specs)
     for (const LayerSpec &layer : spec.layers)
-      if (layer.kind == LayerKind::conv)
+      if (layer.kind == LayerKind::conv && plans.plan_for(layer.name) != "auto")
         parse_split_plan(plans.plan_for(layer.name), layer.out, MachineWorkers{1, 1});
   if (!o.sched.empty()) setenv("STARPU_SCHED", o.sched.c_str(), 1);
   setenv("STARPU_SCHED", "dmda", 0);
@@ -364,7 +378,8 @@ int main(int argc, char **argv) {
              &o.networks);
     args.add("batches", "LIST", "comma-separated batch sizes", &o.batches);
     args.add("configs", "LIST", "comma-separated: cpu-only, gpu-only, cpu+gpu", &o.configs);
-    args.add("plan", "PLAN", "split plan of the cpu+gpu configuration (see train --help)", &o.plan);
+    args.add("plan", "PLAN",
+             "split plan of the cpu+gpu configuration, auto included (see train --help)", &o.plan);
     args.add("sched", "NAME", "StarPU scheduler (default: $STARPU_SCHED, else dmda)", &o.sched);
     args.add("warmup", "N",
              "untimed steps first (whole rounds, at least one; it also counts tasks per worker "

@@ -26,6 +26,11 @@ std::string error_of(const std::string &text, int filters, MachineWorkers machin
   return "";
 }
 
+TEST(SplitPlan, AutoIsResolvedElsewhere) {
+  EXPECT_NE(error_of("auto", 6).find("perf models"), std::string::npos) << error_of("auto", 6);
+  EXPECT_EQ(parse_network_plan("auto;conv2=none").plan_for("conv1"), "auto");
+}
+
 TEST(SplitPlan, NoneIsOneWholePart) {
   expect_parts(parse_split_plan("none", 6, kMachine), {{6, Where::any, 1}});
 }
@@ -50,6 +55,10 @@ TEST(SplitPlan, ExplicitList) {
   expect_parts(parse_split_plan("1@cpu,2@any/3,3@cuda", 6, kMachine),
                {{1, Where::cpu, 4}, {2, Where::any, 3}, {3, Where::cuda, 1}});
   EXPECT_EQ(parse_split_plan("1@cpu/2,5@gpu", 6, kMachine).describe(), "1@cpu/2,5@cuda");
+  // A CPU part of one task keeps its /1, or it would read back as one task per CPU worker.
+  const SplitPlan one_task = parse_split_plan("6@cpu/1", 6, kMachine);
+  EXPECT_EQ(one_task.describe(), "6@cpu/1");
+  EXPECT_EQ(parse_split_plan(one_task.describe(), 6, kMachine).parts[0].batch_tasks, 1);
 }
 
 TEST(SplitPlan, ErrorsQuoteThePlanAndSayWhy) {

@@ -1,0 +1,277 @@
+// The split sweep: measured training step time of every split of one convolution (k of its C
+// filters on the CPU workers, one task per CPU worker, the rest on CUDA, k = 0..C) with the other
+// convolutions on a base plan, and of whole-network plans (auto, none, any given), so that `auto`
+// can be judged against the best swept split. Each line also carries the auto policy's predicted
+// conv time for that plan (StarPU's perf models, calibrated first for the swept layer's
+// candidates), so prediction and measurement can be compared.
+//
+// One StarPU for the whole run; each plan gets its own parameters and trainer on random
+// 3x32x32 data, warm-up rounds, then timed rounds of --round steps (the host waits at the end of
+// a round); step_ms is the median of round time / steps. One JSON line per plan on stdout, a table
+// and a verdict on stderr.
+//
+// Without CUDA workers no split exists: the sweep then cuts the layer's CPU share into 1..N tasks
+// (N CPU workers) instead, and says so.
+#include "apps/args_cli.h"
+#include "model/auto_planning.h"
+#include "model/dataset.h"
+#include "model/mini_json.h"
+#include "model/network_spec.h"
+#include "model/parameter_set.h"
+#include "model/runtime.h"
+#include "model/trainer.h"
+
+#include <starpu.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace starcnn {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+  std::string network = "lenet", layer, base, plans = "auto,none", sched;
+  long batch = 64, steps = 10, warmup = 5, round = 5, stride = 1, seed = 1;
+  double max_seconds = 5;
+};
+
+std::vector<std::string> split_list(const std::string &text) {
+  std::vector<std::string> items;
+  std::string item;
+  std::istringstream in(text);
+  while (std::getline(in, item, ','))
+    if (!item.empty()) items.push_back(item);
+  return items;
+}
+
+Dataset random_dataset(const NetworkSpec &spec, size_t count, uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  std::uniform_int_distribution<int> byte(0, 255), label(0, 9);
+  const size_t c = size_t(spec.input.c), h = size_t(spec.input.h), w = size_t(spec.input.w);
+  std::vector<uint8_t> pixels(count * c * h * w), labels(count);
+  for (uint8_t &p : pixels) p = uint8_t(byte(gen));
+  for (uint8_t &l : labels) l = uint8_t(label(gen));
+  Preprocess pre;
+  pre.mean.assign(c, 0.5f);
+  pre.stddev.assign(c, 0.25f);
+  return make_dataset(pixels.data(), labels.data(), count, c, h, w, 10, pre);
+}
+
+const LayerSpec &conv_layer(const NetworkSpec &spec, const std::string &name) {
+  for (const LayerSpec &l : spec.layers)
+    if (l.kind == LayerKind::conv && (name.empty() || l.name == name)) return l;
+  throw UsageError("--layer: " + spec.source + " has no convolution named '" + name + "'");
+}
+
+// The base plan: every conv whole on CUDA where there is CUDA, else all on the CPU workers.
+std::string default_base(const NetworkSpec &spec, const MachineWorkers &workers) {
+  std::string plan;
+  for (const LayerSpec &l : spec.layers)
+    if (l.kind == LayerKind::conv)
+      plan += (plan.empty() ? "" : ";") + l.name + "=" + std::to_string(l.out) +
+              (workers.cuda > 0 ? "@cuda" : "@cpu");
+  return plan;
+}
+
+struct Measured {
+  std::string kind, plan, resolved;
+  int cpu_filters = -1;
+  double step_ms = 0, min_ms = 0, predicted_ms = NAN;
+  uint64_t tasks_per_step = 0;
+  size_t steps = 0;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// `base` with `layer` planned `plan` instead.
+std::string with_layer_plan(const std::string &base, const std::string &layer,
+                            const std::string &plan) {
+  const NetworkPlanText plans = parse_network_plan(base);
+  std::string text = plans.default_plan;
+  for (const auto &[name, p] : plans.overrides)
+    if (name != layer) text += ";" + name + "=" + p;
+  return text + ";" + layer + "=" + plan;
+}
+
+Measured measure(const Options &o, const NetworkSpec &spec, const Dataset &data,
+                 const MachineWorkers &workers, const std::string &plan_text) {
+  Measured m;
+  m.plan = m.resolved = plan_text;
+  // Resolves `auto` where there is one, and calibrates what the prediction of the plan needs.
+  const AutoPlanning planning =
+      resolve_auto_plans(spec, parse_network_plan(plan_text), workers, int(o.batch));
+  m.resolved = planning.text;
+  m.predicted_ms = planning.predicted_us / 1000.0;
+  ParameterSet params(spec, planning.plans, workers);
+  params.initialize(uint64_t(o.seed));
+  TrainConfig tc;
+  tc.batch = size_t(o.batch);
+  tc.lr = 0.01f;
+  tc.seed = uint64_t(o.seed);
+  tc.log_every = size_t(o.round);
+  Trainer trainer(spec, params, data, tc);
+  const std::atomic<bool> no_stop{false};
+  size_t epoch = 0, warm = 0;
+  const Clock::time_point start = Clock::now();
+  const auto seconds = [](Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+  };
+  do {
+    trainer.train_epoch(epoch++, nullptr, no_stop);
+    warm += size_t(o.round);
+  } while (warm < size_t(o.warmup) && seconds(start) < o.max_seconds);
+  m.tasks_per_step = trainer.tasks_per_step();
+  std::vector<double> rounds;
+  const Clock::time_point window = Clock::now();
+  while (m.steps < size_t(o.steps)) {
+    const Clock::time_point t = Clock::now();
+    trainer.train_epoch(epoch++, nullptr, no_stop);
+    rounds.push_back(1000.0 * seconds(t) / double(o.round));
+    m.steps += size_t(o.round);
+    if (seconds(window) > o.max_seconds) break;
+  }
+  m.step_ms = median(rounds);
+  m.min_ms = *std::min_element(rounds.begin(), rounds.end());
+  return m;
+}
+
+void print(const Options &o, const std::string &layer, const std::string &workers_text,
+           const Measured &m) {
+  std::printf(
+      "{\"tool\": \"split_sweep\", \"network\": %s, \"batch\": %ld, \"layer\": %s, "
+      "\"scheduler\": %s, \"workers\": %s, \"kind\": %s, \"plan\": %s, \"resolved_plan\": %s, "
+      "\"cpu_filters\": %d, \"step_ms\": %.4f, \"step_ms_min\": %.4f, "
+      "\"predicted_conv_ms\": %s, \"tasks_per_step\": %llu, \"steps\": %zu}\n",
+      json::quote(o.network).c_str(), o.batch, json::quote(layer).c_str(),
+      json::quote(std::getenv("STARPU_SCHED")).c_str(), json::quote(workers_text).c_str(),
+      json::quote(m.kind).c_str(), json::quote(m.plan).c_str(), json::quote(m.resolved).c_str(),
+      m.cpu_filters, m.step_ms, m.min_ms,
+      std::isnan(m.predicted_ms) ? "null" : std::to_string(m.predicted_ms).c_str(),
+      (unsigned long long)m.tasks_per_step, m.steps);
+  std::fflush(stdout);
+  std::fprintf(stderr, "%-6s %10.3f %10.3f %12s %7llu  %s\n", m.kind.c_str(), m.step_ms, m.min_ms,
+               std::isnan(m.predicted_ms) ? "-" : std::to_string(m.predicted_ms).c_str(),
+               (unsigned long long)m.tasks_per_step, m.resolved.c_str());
+}
+
+int run(const Options &o) {
+  NetworkSpec spec = load_network(o.network);
+  if (spec.input.c != 3) spec = with_input_channels(spec, 3);
+  if (spec.input.h != 32 || spec.input.w != 32)
+    throw UsageError(o.network + " does not take 3x32x32 inputs");
+  const LayerSpec &layer = conv_layer(spec, o.layer);
+  if (!o.sched.empty()) setenv("STARPU_SCHED", o.sched.c_str(), 1);
+  setenv("STARPU_SCHED", "dmda", 0);
+  setenv("STARPU_SILENT", "1", 0);
+
+  Runtime runtime;
+  const MachineWorkers workers = runtime.workers();
+  const std::string base = o.base.empty() ? default_base(spec, workers) : o.base;
+  const Dataset data = random_dataset(spec, size_t(o.batch * o.round), uint64_t(o.seed));
+  std::fprintf(stderr, "split_sweep: %s batch %ld, layer %s (%d filters), STARPU_SCHED=%s, %s\n",
+               o.network.c_str(), o.batch, layer.name.c_str(), layer.out,
+               std::getenv("STARPU_SCHED"), runtime.describe_workers().c_str());
+  std::fprintf(stderr, "base plan of the other layers: %s\n", base.c_str());
+  if (workers.cuda == 0)
+    std::fprintf(stderr,
+                 "note: no CUDA worker, so no CPU/GPU split exists; sweeping the number of CPU "
+                 "tasks of %s instead (a split sweep needs a GPU machine)\n",
+                 layer.name.c_str());
+  // Calibrates every candidate of the swept layer, so each swept plan has its prediction.
+  resolve_auto_plans(spec, parse_network_plan(with_layer_plan(base, layer.name, "auto")), workers,
+                     int(o.batch));
+  std::fprintf(stderr, "%-6s %10s %10s %12s %7s  %s\n", "kind", "step_ms", "min_ms", "predicted_ms",
+               "tasks", "plan");
+
+  std::vector<Measured> swept;
+  std::vector<std::pair<int, std::string>> sweep;  // CPU filters, the layer's plan
+  if (workers.cuda > 0) {
+    for (int k = 0; k <= layer.out; k += int(o.stride)) {
+      const SplitPlan plan = parse_split_plan(
+          k == 0 ? std::to_string(layer.out) + "@cuda" : "cpu:" + std::to_string(k), layer.out,
+          workers);
+      sweep.emplace_back(k, plan.describe());
+      if (k < layer.out && k + int(o.stride) > layer.out) k = layer.out - int(o.stride);
+    }
+  } else {
+    for (int t = 1; t <= std::min(workers.cpu, layer.out); ++t)
+      sweep.emplace_back(layer.out, std::to_string(layer.out) + "@cpu/" + std::to_string(t));
+  }
+  const std::string workers_text = runtime.describe_workers();
+  for (const auto &[k, layer_plan] : sweep) {
+    Measured m = measure(o, spec, data, workers, with_layer_plan(base, layer.name, layer_plan));
+    m.kind = "sweep";
+    m.cpu_filters = k;
+    print(o, layer.name, workers_text, m);
+    swept.push_back(m);
+  }
+  std::vector<Measured> given;
+  for (const std::string &plan : split_list(o.plans)) {
+    Measured m = measure(o, spec, data, workers, plan);
+    m.kind = "plan";
+    print(o, layer.name, workers_text, m);
+    given.push_back(m);
+  }
+  const auto best = std::min_element(swept.begin(), swept.end(),
+                                     [](auto &a, auto &b) { return a.step_ms < b.step_ms; });
+  if (best != swept.end()) {
+    std::fprintf(stderr, "best swept: %.3f ms  %s\n", best->step_ms, best->resolved.c_str());
+    for (const Measured &m : given)
+      std::fprintf(stderr, "%s: %.3f ms, %.2fx the best swept  %s\n", m.plan.c_str(), m.step_ms,
+                   m.step_ms / best->step_ms, m.resolved.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace starcnn
+
+int main(int argc, char **argv) {
+  using namespace starcnn;
+  Options o;
+  try {
+    ArgParser args(
+        "split_sweep",
+        "Measures the training step time of every CPU/CUDA split of one convolution (the other\n"
+        "convolutions on a base plan) and of whole-network plans such as auto, on random 3x32x32\n"
+        "data, with the auto policy's prediction for each. One JSON line per plan on stdout, a\n"
+        "table on stderr. Without CUDA workers it sweeps the layer's CPU task count instead.");
+    args.add("network", "NAME|FILE", "lenet, wide or a network description file", &o.network);
+    args.add("batch", "N", "samples per step", &o.batch, 1, 1 << 16);
+    args.add("layer", "NAME", "the convolution to sweep (default: the first)", &o.layer);
+    args.add("base", "PLAN", "plan of the other convolutions (default: all whole on CUDA)",
+             &o.base);
+    args.add("plans", "LIST", "comma-separated network plans measured after the sweep", &o.plans);
+    args.add("stride", "K", "sweep every K-th CPU share (the last share C is always in)", &o.stride,
+             1, 1 << 16);
+    args.add("sched", "NAME", "StarPU scheduler (default: $STARPU_SCHED, else dmda)", &o.sched);
+    args.add("warmup", "N", "untimed steps per plan (whole rounds)", &o.warmup, 1, 100000);
+    args.add("steps", "N", "timed steps per plan (whole rounds)", &o.steps, 1, 1000000);
+    args.add("round", "N", "steps per round", &o.round, 1, 10000);
+    args.add("max-seconds", "S", "cap on the warm-up and on the timing of one plan", &o.max_seconds,
+             0.0, 1e6);
+    args.add("seed", "N", "seed of the weights and the random data", &o.seed, 0, 1L << 40);
+    if (!args.parse(argc, argv)) return 0;
+    return run(o);
+  } catch (const UsageError &e) {
+    std::fprintf(stderr, "split_sweep: %s\n", e.what());
+    return 2;
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "split_sweep: error: %s\n", e.what());
+    return 1;
+  }
+}
