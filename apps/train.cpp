@@ -6,6 +6,7 @@
 #include "model/dataset.h"
 #include "model/network_spec.h"
 #include "model/parameter_set.h"
+#include "model/run_stats.h"
 #include "model/runtime.h"
 #include "model/trainer.h"
 
@@ -29,7 +30,8 @@ void on_interrupt(int) {
 struct Options {
   std::string data = "mnist", data_dir = default_data_dir(), network = "lenet", plan = "none";
   std::string checkpoint, init;
-  long epochs = 3, batch = 64, seed = 1, eval_every = 1, log_every = 100;
+  long epochs = 3, batch = 64, seed = 1, eval_every = 1, log_every = 100, max_steps = 0;
+  bool stats = false;
   double lr = 0.02, momentum = 0.9, weight_decay = 0.0;
 };
 
@@ -59,22 +61,31 @@ Options parse_options(int argc, char **argv, bool *run) {
   args.add("eval-every", "N", "evaluate on the test set every N epochs (0: never)", &o.eval_every,
            0, 100000);
   args.add("log-every", "N", "steps between progress reports", &o.log_every, 1, 1 << 30);
+  args.add("max-steps", "N", "stop after N steps in all (0: run every epoch)", &o.max_steps, 0,
+           LONG_MAX);
+  args.add_flag("stats",
+                "profile the training steps with StarPU: worker busy/idle fractions, tasks per "
+                "worker kind and bytes moved between RAM and GPUs, in the JSON summary",
+                &o.stats);
   *run = args.parse(argc, argv);
   return o;
 }
 
 void print_json_summary(const Options &o, const Runtime &runtime, const EpochSummary &last,
-                        const Evaluation *test, int64_t step, uint64_t tasks_per_step) {
+                        const Evaluation *test, int64_t step, uint64_t tasks_per_step,
+                        const RunStats *stats) {
   std::printf(
       "{\"event\": \"summary\", \"network\": \"%s\", \"data\": \"%s\", \"scheduler\": \"%s\", "
       "\"workers\": \"%s\", \"plan\": \"%s\", \"batch\": %ld, \"epochs\": %zu, \"steps\": %lld, "
       "\"train_loss\": %.6f, \"train_accuracy\": %.6f, \"test_loss\": %s, \"test_accuracy\": %s, "
-      "\"images_per_s\": %.1f, \"seconds\": %.3f, \"tasks_per_step\": %llu, \"interrupted\": %s}\n",
+      "\"images_per_s\": %.1f, \"seconds\": %.3f, \"tasks_per_step\": %llu, \"interrupted\": "
+      "%s%s%s}\n",
       o.network.c_str(), o.data.c_str(), runtime.scheduler().c_str(),
       runtime.describe_workers().c_str(), o.plan.c_str(), o.batch, last.epoch + 1, (long long)step,
       last.train_loss, last.train_accuracy, test ? std::to_string(test->loss).c_str() : "null",
       test ? std::to_string(test->accuracy).c_str() : "null", last.images_per_s, last.seconds,
-      (unsigned long long)tasks_per_step, last.interrupted ? "true" : "false");
+      (unsigned long long)tasks_per_step, last.interrupted ? "true" : "false",
+      stats ? ", \"stats\": " : "", stats ? stats->to_json().c_str() : "");
 }
 
 void save(const Options &o, const NetworkSpec &spec, const Dataset &data, ParameterSet &params,
@@ -115,6 +126,7 @@ int run(const Options &o) {
   config.weight_decay = float(o.weight_decay);
   config.seed = uint64_t(o.seed);
   config.log_every = size_t(o.log_every);
+  config.max_steps = o.max_steps;
   Trainer trainer(spec, params, train, config);
   if (!o.init.empty()) {
     const Checkpoint ckpt = load_checkpoint(o.init, spec);
@@ -132,16 +144,19 @@ int run(const Options &o) {
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
   ProgressPrinter progress(size_t(start_epoch + o.epochs), size_t(o.batch));
+  RunStats stats;  // of the training steps only: evaluation and set-up are left out
   EpochSummary last;
   Evaluation eval;
   bool evaluated = false;
   for (int64_t epoch = start_epoch; epoch < start_epoch + o.epochs; ++epoch) {
+    if (o.stats) stats.begin();
     last = trainer.train_epoch(
         size_t(epoch), [&](const Progress &p) { progress.step(p); }, stop_requested);
+    if (o.stats) stats.end();
     progress.finish_line();
     const bool eval_now =
         o.eval_every > 0 && ((epoch + 1 - start_epoch) % o.eval_every == 0 || last.interrupted ||
-                             epoch + 1 == start_epoch + o.epochs);
+                             last.reached_max_steps || epoch + 1 == start_epoch + o.epochs);
     evaluated = eval_now && !last.interrupted;
     if (evaluated) eval = trainer.evaluate(test);
     std::printf("epoch %lld: train loss %.4f acc %.2f%%, %s%.0f img/s, %.1f s, %llu tasks/step\n",
@@ -151,11 +166,11 @@ int run(const Options &o) {
                                 .c_str()
                           : "",
                 last.images_per_s, last.seconds, (unsigned long long)trainer.tasks_per_step());
-    save(o, spec, train, params, trainer.step(), last.interrupted ? epoch : epoch + 1);
-    if (last.interrupted) break;
+    save(o, spec, train, params, trainer.step(), last.complete ? epoch + 1 : epoch);
+    if (last.interrupted || last.reached_max_steps) break;
   }
   print_json_summary(o, runtime, last, evaluated ? &eval : nullptr, trainer.step(),
-                     trainer.tasks_per_step());
+                     trainer.tasks_per_step(), o.stats ? &stats : nullptr);
   if (last.interrupted) {
     std::fprintf(stderr, "train: interrupted\n");
     return 130;

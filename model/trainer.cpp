@@ -65,7 +65,10 @@ EpochSummary Trainer::train_epoch(size_t epoch,
   summary.epoch = epoch;
   double epoch_loss = 0, epoch_correct = 0;
   size_t window_steps = 0;
-  for (size_t b = 0; b < batches && !stop.load(); ++b) {
+  const auto at_max_steps = [&] {
+    return config_.max_steps > 0 && steps_run_ >= config_.max_steps;
+  };
+  for (size_t b = 0; b < batches && !stop.load() && !at_max_steps(); ++b) {
     const uint64_t submitted = submitted_task_count();
     const Tensor &images = images_[b % 2], &labels = labels_[b % 2];
     submit_load_batch(batcher_, b, images, labels);
@@ -76,11 +79,12 @@ EpochSummary Trainer::train_epoch(size_t epoch,
     momentum_started_ = true;
     if (tasks_per_step_ == 0) tasks_per_step_ = submitted_task_count() - submitted;
     ++step_;
+    ++steps_run_;
     ++window_steps;
     ++summary.steps;
     starpu_task_wait_for_n_submitted(unsigned(tasks_per_step_) * unsigned(config_.steps_in_flight));
 
-    if ((b + 1) % config_.log_every == 0 || b + 1 == batches || stop.load()) {
+    if ((b + 1) % config_.log_every == 0 || b + 1 == batches || stop.load() || at_max_steps()) {
       const auto [loss, correct] = take_stats(stats_);
       const double samples = double(window_steps * config_.batch);
       if (!std::isfinite(loss))
@@ -103,7 +107,9 @@ EpochSummary Trainer::train_epoch(size_t epoch,
     }
   }
   starpu_task_wait_for_all();
-  summary.interrupted = summary.steps < batches;
+  summary.complete = summary.steps == batches;
+  summary.reached_max_steps = at_max_steps();
+  summary.interrupted = !summary.complete && !summary.reached_max_steps;
   summary.seconds = seconds_since(start);
   const double samples = double(summary.steps * config_.batch);
   if (summary.steps > 0) {

@@ -1,6 +1,7 @@
 // The training loop as a task flow: every step (load the batch, forward, loss, backward, SGD) is
 // submitted without waiting; the host waits only to read the loss every `log_every` steps and at
-// the end of an epoch. At most `steps_in_flight` steps are submitted ahead of the workers.
+// the end of an epoch, and stops at TrainConfig::max_steps if set. At most `steps_in_flight` steps
+// are submitted ahead of the workers.
 #pragma once
 
 #include "model/batcher.h"
@@ -26,6 +27,7 @@ struct TrainConfig {
   size_t eval_batch = 1000;
   size_t eval_slots = 0;  // networks evaluating batches at once (0: see default_evaluator_slots)
   int steps_in_flight = 2;
+  int64_t max_steps = 0;  // steps this trainer runs over all its epochs (0: no limit)
 };
 
 struct Progress {
@@ -38,7 +40,9 @@ struct Progress {
 struct EpochSummary {
   size_t epoch = 0, steps = 0;
   double train_loss = 0, train_accuracy = 0, images_per_s = 0, seconds = 0;
-  bool interrupted = false;
+  bool complete = false;           // every batch of the epoch ran
+  bool reached_max_steps = false;  // config.max_steps steps have run
+  bool interrupted = false;        // stopped by `stop`
 };
 
 class Trainer {
@@ -73,6 +77,7 @@ class Trainer {
   std::vector<Tensor> images_, labels_;
   Tensor stats_;
   int64_t step_ = 0;
+  int64_t steps_run_ = 0;  // by this trainer, for max_steps
   bool momentum_started_ = false;
   uint64_t tasks_per_step_ = 0;
 };
