@@ -259,7 +259,7 @@ def plot(rows, path, title):
     safe_title = title.replace('"', "'")
     height = int(22 * len(rows) + 120)
     script = f"""
-set terminal pngcairo size 900,{height} font ",9"
+set terminal pngcairo noenhanced size 900,{height} font ",9"
 set output "{path}"
 set title "{safe_title}"
 set style fill solid 0.8 border -1
