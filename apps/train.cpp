@@ -9,6 +9,7 @@
 #include "model/dataset.h"
 #include "model/network_spec.h"
 #include "model/parameter_set.h"
+#include "model/run_stats.h"
 #include "model/runtime.h"
 #include "model/trainer.h"
 
@@ -35,6 +36,7 @@ struct Options {
   std::string data = "mnist", data_dir = default_data_dir(), network = "lenet", plan = "none";
   std::string checkpoint, init, trace;
   long epochs = 3, batch = 64, seed = 1, eval_every = 1, log_every = 100, max_steps = 0;
+  bool stats = false;
   double lr = 0.02, momentum = 0.9, weight_decay = 0.0;
 };
 
@@ -72,21 +74,25 @@ Options parse_options(int argc, char **argv, bool *run) {
            "tasks.rec, ...) plus gantt.png and summary.txt; keep runs short (--max-steps, "
            "--eval-every 0)",
            &o.trace);
+  args.add_flag("stats",
+                "profile the training steps with StarPU: worker busy/idle fractions, tasks per "
+                "worker kind and bytes moved between RAM and GPUs, in the JSON summary",
+                &o.stats);
   *run = args.parse(argc, argv);
   return o;
 }
 
 std::string json_summary(const Options &o, const Runtime &runtime, const EpochSummary &last,
                          const Evaluation *test, int64_t step, uint64_t tasks_per_step,
-                         const AutoPlanning *planning) {
-  char line[4096];
+                         const AutoPlanning *planning, const RunStats *stats) {
+  char line[8192];
   std::snprintf(
       line, sizeof(line),
       "{\"event\": \"summary\", \"network\": \"%s\", \"data\": \"%s\", \"scheduler\": \"%s\", "
       "\"workers\": \"%s\", \"plan\": \"%s\", \"batch\": %ld, \"epochs\": %zu, \"steps\": %lld, "
       "\"train_loss\": %.6f, \"train_accuracy\": %.6f, \"test_loss\": %s, \"test_accuracy\": %s, "
       "\"images_per_s\": %.1f, \"seconds\": %.3f, \"tasks_per_step\": %llu, \"interrupted\": "
-      "%s%s}\n",
+      "%s%s%s%s}\n",
       o.network.c_str(), o.data.c_str(), runtime.scheduler().c_str(),
       runtime.describe_workers().c_str(), o.plan.c_str(), o.batch, last.epoch + 1, (long long)step,
       last.train_loss, last.train_accuracy, test ? std::to_string(test->loss).c_str() : "null",
@@ -97,7 +103,8 @@ std::string json_summary(const Options &o, const Runtime &runtime, const EpochSu
              (std::isnan(planning->predicted_us) ? std::string("null")
                                                  : std::to_string(planning->predicted_us / 1000.0)))
                 .c_str()
-          : "");
+          : "",
+      stats ? ", \"stats\": " : "", stats ? stats->to_json().c_str() : "");
   return line;
 }
 
@@ -165,16 +172,19 @@ int run(const Options &o, std::string *summary) {
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
   ProgressPrinter progress(size_t(start_epoch + o.epochs), size_t(o.batch));
+  RunStats stats;  // of the training steps only: evaluation and set-up are left out
   EpochSummary last;
   Evaluation eval;
   bool evaluated = false;
   for (int64_t epoch = start_epoch; epoch < start_epoch + o.epochs; ++epoch) {
+    if (o.stats) stats.begin();
     last = trainer.train_epoch(
         size_t(epoch), [&](const Progress &p) { progress.step(p); }, stop_requested);
+    if (o.stats) stats.end();
     progress.finish_line();
     const bool eval_now =
         o.eval_every > 0 && ((epoch + 1 - start_epoch) % o.eval_every == 0 || last.interrupted ||
-                             epoch + 1 == start_epoch + o.epochs || trainer.reached_max_steps());
+                             last.reached_max_steps || epoch + 1 == start_epoch + o.epochs);
     evaluated = eval_now && !last.interrupted;
     if (evaluated) eval = trainer.evaluate(test);
     std::printf("epoch %lld: train loss %.4f acc %.2f%%, %s%.0f img/s, %.1f s, %llu tasks/step\n",
@@ -187,11 +197,12 @@ int run(const Options &o, std::string *summary) {
     if (planning && last.steps > 0)
       std::printf("auto plan: predicted conv time %.3f ms per step, measured whole step %.3f ms\n",
                   planning->predicted_us / 1000.0, 1000.0 * last.seconds / double(last.steps));
-    save(o, spec, train, params, trainer.step(), last.steps < last.batches ? epoch : epoch + 1);
-    if (last.interrupted || trainer.reached_max_steps()) break;
+    save(o, spec, train, params, trainer.step(), last.complete ? epoch + 1 : epoch);
+    if (last.interrupted || last.reached_max_steps) break;
   }
   *summary = json_summary(o, runtime, last, evaluated ? &eval : nullptr, trainer.step(),
-                          trainer.tasks_per_step(), planning ? &*planning : nullptr);
+                          trainer.tasks_per_step(), planning ? &*planning : nullptr,
+                          o.stats ? &stats : nullptr);
   if (last.interrupted) {
     std::fprintf(stderr, "train: interrupted\n");
     return 130;

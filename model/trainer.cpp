@@ -106,7 +106,9 @@ EpochSummary Trainer::train_epoch(size_t epoch,
     }
   }
   starpu_task_wait_for_all();
-  summary.interrupted = summary.steps < batches && !reached_max_steps();
+  summary.complete = summary.steps == batches;
+  summary.reached_max_steps = reached_max_steps();
+  summary.interrupted = !summary.complete && !summary.reached_max_steps;
   summary.seconds = seconds_since(start);
   const double samples = double(summary.steps * config_.batch);
   if (summary.steps > 0) {

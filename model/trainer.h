@@ -1,6 +1,7 @@
 // The training loop as a task flow: every step (load the batch, forward, loss, backward, SGD) is
 // submitted without waiting; the host waits only to read the loss every `log_every` steps and at
-// the end of an epoch. At most `steps_in_flight` steps are submitted ahead of the workers.
+// the end of an epoch, and stops at TrainConfig::max_steps if set. At most `steps_in_flight` steps
+// are submitted ahead of the workers.
 #pragma once
 
 #include "model/batcher.h"
@@ -39,7 +40,9 @@ struct Progress {
 struct EpochSummary {
   size_t epoch = 0, steps = 0, batches = 0;  // batches: steps of a whole epoch
   double train_loss = 0, train_accuracy = 0, images_per_s = 0, seconds = 0;
-  bool interrupted = false;
+  bool complete = false;           // every batch of the epoch ran
+  bool reached_max_steps = false;  // config.max_steps steps have run
+  bool interrupted = false;        // stopped by `stop`
 };
 
 class Trainer {
