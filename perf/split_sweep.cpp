@@ -20,6 +20,7 @@
 #include "model/parameter_set.h"
 #include "model/runtime.h"
 #include "model/trainer.h"
+#include "perf/bench_support.h"
 
 #include <starpu.h>
 
@@ -54,19 +55,6 @@ std::vector<std::string> split_list(const std::string &text) {
   return items;
 }
 
-Dataset random_dataset(const NetworkSpec &spec, size_t count, uint64_t seed) {
-  std::mt19937_64 gen(seed);
-  std::uniform_int_distribution<int> byte(0, 255), label(0, 9);
-  const size_t c = size_t(spec.input.c), h = size_t(spec.input.h), w = size_t(spec.input.w);
-  std::vector<uint8_t> pixels(count * c * h * w), labels(count);
-  for (uint8_t &p : pixels) p = uint8_t(byte(gen));
-  for (uint8_t &l : labels) l = uint8_t(label(gen));
-  Preprocess pre;
-  pre.mean.assign(c, 0.5f);
-  pre.stddev.assign(c, 0.25f);
-  return make_dataset(pixels.data(), labels.data(), count, c, h, w, 10, pre);
-}
-
 const LayerSpec &conv_layer(const NetworkSpec &spec, const std::string &name) {
   for (const LayerSpec &l : spec.layers)
     if (l.kind == LayerKind::conv && (name.empty() || l.name == name)) return l;
@@ -90,12 +78,6 @@ struct Measured {
   uint64_t tasks_per_step = 0;
   size_t steps = 0;
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 // `base` with `layer` planned `plan` instead.
 std::string with_layer_plan(const std::string &base, const std::string &layer,

@@ -21,6 +21,7 @@
 #include "model/parameter_set.h"
 #include "model/runtime.h"
 #include "model/trainer.h"
+#include "perf/bench_support.h"
 
 #include <starpu.h>
 #include <starpu_profiling.h>
@@ -144,20 +145,6 @@ Machine probe_machine() {
   return m;
 }
 
-// CIFAR-10-sized random bytes and labels, normalised like a real data set.
-Dataset random_dataset(const NetworkSpec &spec, size_t count, uint64_t seed) {
-  std::mt19937_64 gen(seed);
-  std::uniform_int_distribution<int> byte(0, 255), label(0, 9);
-  const size_t c = size_t(spec.input.c), h = size_t(spec.input.h), w = size_t(spec.input.w);
-  std::vector<uint8_t> pixels(count * c * h * w), labels(count);
-  for (uint8_t &p : pixels) p = uint8_t(byte(gen));
-  for (uint8_t &l : labels) l = uint8_t(label(gen));
-  Preprocess pre;
-  pre.mean.assign(c, 0.5f);
-  pre.stddev.assign(c, 0.25f);
-  return make_dataset(pixels.data(), labels.data(), count, c, h, w, 10, pre);
-}
-
 // Every conv's filters on one kind of worker: "conv1=6@cpu;conv2=16@cpu".
 std::string whole_plan(const NetworkSpec &spec, const char *where) {
   std::string plan;
@@ -166,12 +153,6 @@ std::string whole_plan(const NetworkSpec &spec, const char *where) {
       plan +=
           (plan.empty() ? "" : ";") + layer.name + "=" + std::to_string(layer.out) + "@" + where;
   return plan.empty() ? "none" : plan;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 struct Result {
