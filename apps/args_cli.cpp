@@ -127,4 +127,16 @@ std::string ArgParser::usage() const {
   return out;
 }
 
+int run_program(const char *program, const std::function<int()> &body) {
+  try {
+    return body();
+  } catch (const UsageError &e) {
+    std::fprintf(stderr, "%s: %s\n", program, e.what());
+    return 2;
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "%s: error: %s\n", program, e.what());
+    return 1;
+  }
+}
+
 }  // namespace starcnn

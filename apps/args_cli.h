@@ -45,4 +45,8 @@ class ArgParser {
   std::vector<std::string> *positional_ = nullptr;
 };
 
+// Runs a program's body the same way for every starcnn program: a UsageError is printed as
+// "PROGRAM: message" with exit status 2, any other exception as "PROGRAM: error: message" with 1.
+int run_program(const char *program, const std::function<int()> &body);
+
 }  // namespace starcnn

@@ -182,16 +182,10 @@ int run(const Options &o) {
 
 int main(int argc, char **argv) {
   using namespace starcnn;
-  try {
+  return run_program("infer", [&] {
     bool run_it = false;
     const Options options = parse_options(argc, argv, &run_it);
     if (!run_it) return 0;
     return run(options);
-  } catch (const UsageError &e) {
-    std::fprintf(stderr, "infer: %s\n", e.what());
-    return 2;
-  } catch (const std::exception &e) {
-    std::fprintf(stderr, "infer: error: %s\n", e.what());
-    return 1;
-  }
+  });
 }

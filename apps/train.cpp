@@ -215,7 +215,7 @@ int run(const Options &o, std::string *summary) {
 
 int main(int argc, char **argv) {
   using namespace starcnn;
-  try {
+  return run_program("train", [&] {
     bool run_it = false;
     const Options options = parse_options(argc, argv, &run_it);
     if (!run_it) return 0;
@@ -226,11 +226,5 @@ int main(int argc, char **argv) {
     if (!options.trace.empty() && !finish_trace(options.trace) && status == 0) status = 1;
     std::printf("%s", summary.c_str());
     return status;
-  } catch (const UsageError &e) {
-    std::fprintf(stderr, "train: %s\n", e.what());
-    return 2;
-  } catch (const std::exception &e) {
-    std::fprintf(stderr, "train: error: %s\n", e.what());
-    return 1;
-  }
+  });
 }

@@ -225,7 +225,7 @@ int run(const Options &o) {
 int main(int argc, char **argv) {
   using namespace starcnn;
   Options o;
-  try {
+  return run_program("split_sweep", [&] {
     ArgParser args(
         "split_sweep",
         "Measures the training step time of every CPU/CUDA split of one convolution (the other\n"
@@ -249,11 +249,5 @@ int main(int argc, char **argv) {
     args.add("seed", "N", "seed of the weights and the random data", &o.seed, 0, 1L << 40);
     if (!args.parse(argc, argv)) return 0;
     return run(o);
-  } catch (const UsageError &e) {
-    std::fprintf(stderr, "split_sweep: %s\n", e.what());
-    return 2;
-  } catch (const std::exception &e) {
-    std::fprintf(stderr, "split_sweep: error: %s\n", e.what());
-    return 1;
-  }
+  });
 }

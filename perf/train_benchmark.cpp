@@ -346,7 +346,7 @@ int run(const Options &o) {
 int main(int argc, char **argv) {
   using namespace starcnn;
   Options o;
-  try {
+  return run_program("train_benchmark", [&] {
     ArgParser args(
         "train_benchmark",
         "Times starcnn training steps (median over rounds after warm-up) on random 3x32x32 data\n"
@@ -376,11 +376,5 @@ int main(int argc, char **argv) {
     args.add("seed", "N", "seed of the weights and the random data", &o.seed, 0, 1L << 40);
     if (!args.parse(argc, argv)) return 0;
     return run(o);
-  } catch (const UsageError &e) {
-    std::fprintf(stderr, "train_benchmark: %s\n", e.what());
-    return 2;
-  } catch (const std::exception &e) {
-    std::fprintf(stderr, "train_benchmark: error: %s\n", e.what());
-    return 1;
-  }
+  });
 }
