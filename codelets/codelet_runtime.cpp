@@ -3,11 +3,22 @@
 #include <cblas.h>
 #include <starpu.h>
 
+#include <cstdlib>
+
 #ifdef STARCNN_USE_CUDA
 #include "codelets/cudnn_context.h"
 #endif
 
 namespace starcnn {
+
+void set_starpu_defaults() {
+  // StarPU flushes a history entry when one run deviates by more than 50% from its mean. The first
+  // run of a shape is often several times slower (cold caches, a loaded machine), so one outlier
+  // would wipe a calibration: keep the entry unless a run is more than 5x off.
+  setenv("STARPU_HISTORY_MAX_ERROR", "400", 0);
+  // A StarPU built with FxT records a trace unless told not to: only --trace asks for one.
+  setenv("STARPU_FXT_TRACE", "0", 0);
+}
 
 void start_codelet_resources() {
   // OpenBLAS must stay single-threaded inside a task: one CPU worker is one core.

@@ -4,6 +4,9 @@
 
 namespace starcnn {
 
+// Call before starpu_init: StarPU settings the perf models rely on, each only where the user has
+// not set it.
+void set_starpu_defaults();
 // Call right after starpu_init and before submitting any starcnn task.
 void start_codelet_resources();
 // Call after the last task has finished and before starpu_shutdown.

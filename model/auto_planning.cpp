@@ -159,9 +159,9 @@ AutoPlanning resolve_auto_plans(const NetworkSpec &spec, const NetworkPlanText &
   const StarpuCosts costs;
   AutoPlanning out;
   const auto start = std::chrono::steady_clock::now();
-  // A run's measurements may leave an entry short (a task that ran elsewhere than asked cannot, but
-  // a shape can be missed by an earlier pass): a few passes until nothing is missing.
-  for (int pass = 0; pass < 3; ++pass) {
+  // A pass can leave an entry short: StarPU drops an entry's history when a run deviates too far
+  // from its mean, which a loaded machine provokes. Passes go on until nothing is missing.
+  for (int pass = 0; pass < 8; ++pass) {
     const MissingCosts missing(costs);
     for (const AutoLayer &layer : layers) {
       std::vector<SplitPlan> candidates =

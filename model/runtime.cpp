@@ -10,9 +10,8 @@
 namespace starcnn {
 
 Runtime::Runtime(const std::string &trace_dir) {
-  if (trace_dir.empty()) {
-    setenv("STARPU_FXT_TRACE", "0", 0);
-  } else {
+  set_starpu_defaults();
+  if (!trace_dir.empty()) {
     setenv("STARPU_FXT_TRACE", "1", 1);
     setenv("STARPU_FXT_PREFIX", (trace_dir + "/").c_str(), 1);
   }

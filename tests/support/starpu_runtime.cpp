@@ -10,6 +10,7 @@ namespace starcnn::testing {
 StarpuRuntime::StarpuRuntime(const std::string &sched, int ncuda) {
   // STARPU_SCHED wins over starpu_conf in StarPU, so the test's choice is made through it.
   setenv("STARPU_SCHED", sched.c_str(), 1);
+  set_starpu_defaults();
   starpu_conf conf;
   starpu_conf_init(&conf);
   conf.ncuda = ncuda;
