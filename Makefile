@@ -16,10 +16,12 @@ help:
 	@echo "make bundle  pack the build into bundle/ (and bundle.tar.xz) for the GPU machine"
 	@echo "make format  clang-format every C++ and CUDA source"
 
-# setup-deps prints the StarPU prefix on its last line; the build reads it from this file.
+# setup-deps prints the prefixes of StarPU with FxT and of the fast StarPU on its last two lines;
+# the build reads them from these files.
 $(BUILD)/starpu-prefix: scripts/setup-deps scripts/starpu-cuda13.patch
 	@mkdir -p $(BUILD)
 	scripts/setup-deps > $(BUILD)/starpu-prefix.tmp
+	@tail -n2 $(BUILD)/starpu-prefix.tmp | head -n1 > $(BUILD)/starpu-fxt-prefix
 	@tail -n1 $(BUILD)/starpu-prefix.tmp > $@ && rm -f $(BUILD)/starpu-prefix.tmp
 
 deps: $(BUILD)/starpu-prefix
@@ -28,7 +30,8 @@ data:
 	scripts/fetch-data
 
 build: $(BUILD)/starpu-prefix
-	PKG_CONFIG_PATH=$$(cat $(BUILD)/starpu-prefix)/lib/pkgconfig cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+	cmake -S . -B $(BUILD) -DSTARCNN_STARPU_PREFIX=$$(cat $(BUILD)/starpu-prefix) \
+	  -DSTARCNN_STARPU_FXT_PREFIX=$$(cat $(BUILD)/starpu-fxt-prefix) $(CMAKE_FLAGS)
 	cmake --build $(BUILD) -j$(JOBS)
 
 # The main job: lenet on MNIST, checkpoint in build/. TRAIN_ARGS adds or overrides train's flags.

@@ -3,12 +3,15 @@
 #include "apps/args_cli.h"
 #include "model/fxt_trace.h"
 
+#include <dlfcn.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <stdexcept>
 #include <vector>
@@ -20,12 +23,43 @@ namespace fs = std::filesystem;
 
 namespace {
 
+fs::path self_path() {
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::path() : self;
+}
+
+// Only a libstarpu built with FxT defines starpu_fxt_is_enabled.
+bool loaded_starpu_has_fxt() {
+  return dlsym(RTLD_DEFAULT, "starpu_fxt_is_enabled") != nullptr;
+}
+
+bool holds_libstarpu(const fs::path &dir) {
+  std::error_code ec;
+  return !dir.empty() && fs::exists(dir / "libstarpu-1.3.so.9", ec);
+}
+
+// Set in the restarted process, so a library folder without FxT cannot restart it again.
+const char *const kRestartedForTrace = "STARCNN_RESTARTED_FOR_TRACE";
+
+std::string fxt_lib_dir() {
+  if (const char *env = std::getenv("STARCNN_FXT_STARPU_LIB")) return env;
+  const fs::path self = self_path();
+  if (!self.empty() && holds_libstarpu(self.parent_path().parent_path() / "lib" / "fxt"))
+    return (self.parent_path().parent_path() / "lib" / "fxt").string();
+#ifdef STARCNN_FXT_STARPU_LIB_DIR
+  return STARCNN_FXT_STARPU_LIB_DIR;
+#else
+  return "";
+#endif
+}
+
 // trace_report.py: next to the running executable (the GPU bundle's bin/), else in the source
 // tree this program was built from.
 std::string find_report_script() {
   std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec && fs::is_regular_file(self.parent_path() / "trace_report.py", ec))
+  const fs::path self = self_path();
+  if (!self.empty() && fs::is_regular_file(self.parent_path() / "trace_report.py", ec))
     return (self.parent_path() / "trace_report.py").string();
 #ifdef STARCNN_SOURCE_DIR
   const fs::path source = fs::path(STARCNN_SOURCE_DIR) / "perf" / "trace_report.py";
@@ -50,6 +84,28 @@ int run_program(const std::vector<std::string> &argv) {
 }
 
 }  // namespace
+
+void ensure_starpu_with_fxt(char **argv) {
+  if (loaded_starpu_has_fxt()) return;
+  const std::string dir = fxt_lib_dir();
+  if (std::getenv(kRestartedForTrace))
+    throw UsageError("--trace: the libstarpu in " + dir +
+                     " has no FxT support (set STARCNN_FXT_STARPU_LIB to the lib/ folder of a "
+                     "StarPU built --with-fxt)");
+  if (!holds_libstarpu(dir))
+    throw UsageError("--trace needs StarPU built with FxT, and none was found" +
+                     (dir.empty() ? std::string() : " (no libstarpu-1.3.so.9 in " + dir + ")") +
+                     "; scripts/setup-deps builds one, or set STARCNN_FXT_STARPU_LIB to its lib/");
+  const char *old = std::getenv("LD_LIBRARY_PATH");
+  const std::string path = dir + (old && *old ? ":" + std::string(old) : std::string());
+  setenv("LD_LIBRARY_PATH", path.c_str(), 1);
+  setenv(kRestartedForTrace, "1", 1);
+  std::printf("trace: restarting on the StarPU with FxT (%s)\n", dir.c_str());
+  std::fflush(nullptr);
+  execv("/proc/self/exe", argv);
+  throw std::runtime_error(std::string("--trace: cannot restart on StarPU with FxT: ") +
+                           std::strerror(errno));
+}
 
 void prepare_trace_dir(const std::string &dir) {
   std::error_code ec;

@@ -7,6 +7,14 @@
 
 namespace starcnn {
 
+// A trace needs a libstarpu built with FxT; starcnn links the fast one, built without (FxT costs
+// per task even when nothing is recorded). When the loaded libstarpu has no FxT, restarts this
+// program (execv, same arguments) with the FxT build's library folder first on LD_LIBRARY_PATH:
+// STARCNN_FXT_STARPU_LIB when set, else lib/fxt/ beside the program's bin/ (the GPU bundle), else
+// the one the build was configured with. Returns only when the loaded libstarpu has FxT; throws
+// UsageError naming what is missing otherwise. Call it before StarPU starts.
+void ensure_starpu_with_fxt(char **argv);
+
 // Creates `dir` (and its parents) so StarPU can write the trace there; throws UsageError when it
 // cannot.
 void prepare_trace_dir(const std::string &dir);

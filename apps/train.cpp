@@ -219,7 +219,10 @@ int main(int argc, char **argv) {
     bool run_it = false;
     const Options options = parse_options(argc, argv, &run_it);
     if (!run_it) return 0;
-    if (!options.trace.empty()) prepare_trace_dir(options.trace);
+    if (!options.trace.empty()) {
+      ensure_starpu_with_fxt(argv);
+      prepare_trace_dir(options.trace);
+    }
     std::string summary;
     int status = run(options, &summary);
     // StarPU has shut down and written the trace: convert it before the closing JSON line.

@@ -23,6 +23,8 @@ if ! source "$here/env.sh"; then
 fi
 # As ctest runs them (tests/CMakeLists.txt); no FxT trace of every test's StarPU start-up.
 export STARPU_SILENT=1 OPENBLAS_NUM_THREADS=1 STARPU_FXT_TRACE=${STARPU_FXT_TRACE:-0}
+# The test binaries run on the libstarpu with FxT (assertions on, and the trace test needs FxT).
+if [[ -d $here/lib/fxt ]]; then export LD_LIBRARY_PATH=$here/lib/fxt${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}; fi
 
 failed=()
 mapfile -t tests <"$here/tests.txt"
