@@ -13,6 +13,17 @@ struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Runs make() and returns what it makes; a std::invalid_argument it throws (bad input that only
+// shows late, such as a split plan that does not fit a layer) becomes a UsageError after `what`.
+template <typename Make>
+auto usage_errors_of(const std::string &what, Make make) -> decltype(make()) {
+  try {
+    return make();
+  } catch (const std::invalid_argument &e) {
+    throw UsageError(what + ": " + e.what());
+  }
+}
+
 class ArgParser {
  public:
   ArgParser(std::string program, std::string summary);

@@ -18,7 +18,7 @@ namespace starcnn {
 namespace {
 
 struct Options {
-  std::string checkpoint, data, data_dir = default_data_dir(), split = "test";
+  std::string checkpoint, data, data_dir = default_data_dir(), split = "test", plan = "none";
   long batch = 1000, slots = 0;
   bool json = false;
   std::vector<std::string> images;
@@ -39,6 +39,10 @@ Options parse_options(int argc, char **argv, bool *run) {
   args.add("batch", "N", "samples per batch", &o.batch, 1, 1 << 20);
   args.add("slots", "N", "networks taking batches in turn (0: one per worker, 2 to 8)", &o.slots, 0,
            64);
+  args.add("plan", "PLAN",
+           "split plan of every conv, as train's but without auto (whose costs are a training "
+           "step's): none, even:K, cpu:N or F@cpu,F@cuda,...; per layer with 'PLAN;conv2=PLAN'",
+           &o.plan);
   args.add_flag("json", "classify: one JSON object per image instead of a text line", &o.json);
   args.add_positional("IMAGE", "image files to classify (when --data is not given)", &o.images);
   *run = args.parse(argc, argv);
@@ -49,6 +53,8 @@ Options parse_options(int argc, char **argv, bool *run) {
                                     : "give either --data or image files, not both");
   if (o.split != "test" && o.split != "train")
     throw UsageError("--split must be test or train, got '" + o.split + "'");
+  if (o.plan.find("auto") != std::string::npos)
+    throw UsageError("--plan auto is for training; give infer a fixed plan (see --help)");
   return o;
 }
 
@@ -132,7 +138,8 @@ int run(const Options &o) {
                                 std::to_string(data.width) + " (after padding)");
 
   Runtime runtime;
-  ParameterSet params(spec, parse_network_plan("none"), runtime.workers());
+  ParameterSet params = usage_errors_of(
+      "--plan", [&] { return ParameterSet(spec, parse_network_plan(o.plan), runtime.workers()); });
   params.write(ckpt.parameters, false);
   Evaluator evaluator(spec, params, size_t(o.batch), size_t(o.slots));
   const bool quiet = !o.images.empty() && o.json;
@@ -140,8 +147,9 @@ int run(const Options &o) {
     std::printf("checkpoint %s: step %lld, epoch %lld, input %s, %d classes\n",
                 o.checkpoint.c_str(), (long long)ckpt.step, (long long)ckpt.epoch,
                 to_string(spec.input).c_str(), int(spec.output().size()));
-    std::printf("StarPU scheduler %s, %s; batch %ld, %zu slots\n", runtime.scheduler().c_str(),
-                runtime.describe_workers().c_str(), o.batch, evaluator.slots());
+    std::printf("StarPU scheduler %s, %s; batch %ld, %zu slots, plan %s\n",
+                runtime.scheduler().c_str(), runtime.describe_workers().c_str(), o.batch,
+                evaluator.slots(), o.plan.c_str());
   }
 
   if (!o.data.empty()) {
@@ -151,11 +159,13 @@ int run(const Options &o) {
                 e.images_per_s, e.seconds);
     std::printf(
         "{\"event\": \"evaluation\", \"checkpoint\": %s, \"data\": %s, \"split\": \"%s\", "
-        "\"scheduler\": %s, \"workers\": %s, \"batch\": %ld, \"slots\": %zu, \"samples\": %zu, "
+        "\"scheduler\": %s, \"workers\": %s, \"plan\": %s, \"batch\": %ld, \"slots\": %zu, "
+        "\"samples\": %zu, "
         "\"accuracy\": %.6f, \"loss\": %.6f, \"images_per_s\": %.1f, \"seconds\": %.3f}\n",
         json_string(o.checkpoint).c_str(), json_string(o.data).c_str(), o.split.c_str(),
         json_string(runtime.scheduler()).c_str(), json_string(runtime.describe_workers()).c_str(),
-        o.batch, evaluator.slots(), e.samples, e.accuracy, e.loss, e.images_per_s, e.seconds);
+        json_string(o.plan).c_str(), o.batch, evaluator.slots(), e.samples, e.accuracy, e.loss,
+        e.images_per_s, e.seconds);
     return 0;
   }
 

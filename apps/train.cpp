@@ -137,14 +137,16 @@ int run(const Options &o, std::string *summary) {
   Runtime runtime(o.trace);
   std::printf("StarPU scheduler %s, %s\n", runtime.scheduler().c_str(),
               runtime.describe_workers().c_str());
-  NetworkPlanText plans = parse_network_plan(o.plan);
+  NetworkPlanText plans = usage_errors_of("--plan", [&] { return parse_network_plan(o.plan); });
   std::optional<AutoPlanning> planning;
   if (uses_auto_plan(spec, plans)) {
-    planning = resolve_auto_plans(spec, plans, runtime.workers(), int(o.batch));
+    planning = usage_errors_of(
+        "--plan", [&] { return resolve_auto_plans(spec, plans, runtime.workers(), int(o.batch)); });
     for (const std::string &line : describe(*planning)) std::printf("%s\n", line.c_str());
     plans = planning->plans;
   }
-  ParameterSet params(spec, plans, runtime.workers());
+  ParameterSet params =
+      usage_errors_of("--plan", [&] { return ParameterSet(spec, plans, runtime.workers()); });
   params.initialize(uint64_t(o.seed));
   int64_t start_epoch = 0;
   TrainConfig config;
