@@ -11,8 +11,9 @@ import struct
 import sys
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
+
+from torch_nets import LeNet
 
 
 def read_safetensors(path):
@@ -28,22 +29,6 @@ def read_safetensors(path):
         t = torch.frombuffer(bytearray(data[begin:end]), dtype=torch.float32)
         tensors[name] = t.reshape(info["shape"])
     return tensors, meta
-
-
-class LeNet(nn.Module):
-    def __init__(self, channels):
-        super().__init__()
-        self.conv1 = nn.Conv2d(channels, 6, 5)
-        self.conv2 = nn.Conv2d(6, 16, 5)
-        self.fc1 = nn.Linear(400, 120)
-        self.fc2 = nn.Linear(120, 84)
-        self.fc3 = nn.Linear(84, 10)
-
-    def forward(self, x):
-        x = F.max_pool2d(F.relu(self.conv1(x)), 2)
-        x = F.max_pool2d(F.relu(self.conv2(x)), 2)
-        x = torch.flatten(x, 1)
-        return self.fc3(F.relu(self.fc2(F.relu(self.fc1(x)))))
 
 
 def read_idx(path):
