@@ -8,6 +8,22 @@
 #include "codelets/im2col.h"
 
 namespace starcnn {
+namespace {
+
+// Eight running sums, so the additions pipeline and vectorise (one sum is a chain of dependent
+// additions, which the compiler may not reorder).
+float sum_of(const float *x, size_t count) {
+  float lanes[8] = {};
+  size_t i = 0;
+  for (; i + 8 <= count; i += 8)
+    for (int l = 0; l < 8; ++l) lanes[l] += x[i + size_t(l)];
+  float sum = 0.0f;
+  for (; i < count; ++i) sum += x[i];
+  for (float lane : lanes) sum += lane;
+  return sum;
+}
+
+}  // namespace
 
 void conv2d_backward_filter_cpu(const Conv2dShape &s, const float *x, const float *dy, float *dw,
                                 float *db, float *col, bool accumulate) {
@@ -21,11 +37,7 @@ void conv2d_backward_filter_cpu(const Conv2dShape &s, const float *x, const floa
     const float beta = (accumulate || i > 0) ? 1.0f : 0.0f;
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(s.c_out), int(rows), int(cols), 1.0f,
                 dyi, int(cols), s.pointwise() ? xi : col, int(cols), beta, dw, int(rows));
-    for (size_t f = 0; f < s.c_out; ++f) {
-      float sum = 0.0f;
-      for (size_t p = 0; p < cols; ++p) sum += dyi[f * cols + p];
-      db[f] += sum;
-    }
+    for (size_t f = 0; f < s.c_out; ++f) db[f] += sum_of(dyi + f * cols, cols);
   }
 }
 
