@@ -148,7 +148,7 @@ int run(const Options &o) {
                 o.checkpoint.c_str(), (long long)ckpt.step, (long long)ckpt.epoch,
                 to_string(spec.input).c_str(), int(spec.output().size()));
     std::printf("StarPU scheduler %s, %s; batch %ld, %zu slots, plan %s\n",
-                runtime.scheduler().c_str(), runtime.describe_workers().c_str(), o.batch,
+                runtime.describe_scheduler().c_str(), runtime.describe_workers().c_str(), o.batch,
                 evaluator.slots(), o.plan.c_str());
   }
 

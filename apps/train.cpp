@@ -135,7 +135,7 @@ int run(const Options &o, std::string *summary) {
                                 std::to_string(train.height) + "x" + std::to_string(train.width));
 
   Runtime runtime(o.trace);
-  std::printf("StarPU scheduler %s, %s\n", runtime.scheduler().c_str(),
+  std::printf("StarPU scheduler %s, %s\n", runtime.describe_scheduler().c_str(),
               runtime.describe_workers().c_str());
   NetworkPlanText plans = usage_errors_of("--plan", [&] { return parse_network_plan(o.plan); });
   std::optional<AutoPlanning> planning;

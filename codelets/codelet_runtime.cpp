@@ -6,6 +6,8 @@
 #include <cstdlib>
 
 #ifdef STARCNN_USE_CUDA
+#include <cuda_runtime.h>
+
 #include "codelets/cudnn_context.h"
 #endif
 
@@ -18,6 +20,17 @@ void set_starpu_defaults() {
   setenv("STARPU_HISTORY_MAX_ERROR", "400", 0);
   // A StarPU built with FxT records a trace unless told not to: only --trace asks for one.
   setenv("STARPU_FXT_TRACE", "0", 0);
+}
+
+int cuda_devices_for_starpu() {
+  const char *ncuda = std::getenv("STARPU_NCUDA");
+  if (ncuda && std::atoi(ncuda) == 0) return 0;
+#ifdef STARCNN_USE_CUDA
+  int devices = 0;
+  return cudaGetDeviceCount(&devices) == cudaSuccess ? devices : 0;
+#else
+  return 0;
+#endif
 }
 
 void start_codelet_resources() {

@@ -7,6 +7,9 @@ namespace starcnn {
 // Call before starpu_init: StarPU settings the perf models rely on, each only where the user has
 // not set it.
 void set_starpu_defaults();
+// The CUDA devices StarPU will find, read before starpu_init: 0 in a build without CUDA, on a
+// machine without a usable GPU, or when STARPU_NCUDA=0.
+int cuda_devices_for_starpu();
 // Call right after starpu_init and before submitting any starcnn task.
 void start_codelet_resources();
 // Call after the last task has finished and before starpu_shutdown.

@@ -1,5 +1,6 @@
 // StarPU for a program's lifetime: starts it (honouring STARPU_SCHED, STARPU_NCPU, STARPU_NCUDA and
-// the other STARPU_* variables), the codelets' per-worker resources, and says what it found.
+// the other STARPU_* variables; without STARPU_SCHED, dmdas where there is a GPU and StarPU's
+// default elsewhere), the codelets' per-worker resources, and says what it found.
 #pragma once
 
 #include "partition/split_plan.h"
@@ -18,9 +19,16 @@ class Runtime {
   Runtime &operator=(const Runtime &) = delete;
 
   std::string scheduler() const;
+  // True when starcnn chose the policy (dmdas, on a machine with a GPU and no STARPU_SCHED).
+  bool chose_scheduler() const { return chose_scheduler_; }
+  // "dmda" or "dmdas (starcnn's choice with a GPU; STARPU_SCHED picks another)"
+  std::string describe_scheduler() const;
   MachineWorkers workers() const;
   // "2 CPU workers, 1 CUDA worker (NVIDIA H200)"
   std::string describe_workers() const;
+
+ private:
+  bool chose_scheduler_ = false;
 };
 
 }  // namespace starcnn
