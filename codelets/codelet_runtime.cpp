@@ -33,6 +33,11 @@ int cuda_devices_for_starpu() {
 #endif
 }
 
+std::string blas_kernel_name() {
+  const char *name = openblas_get_corename();
+  return name ? name : "unknown";
+}
+
 void start_codelet_resources() {
   // OpenBLAS must stay single-threaded inside a task: one CPU worker is one core.
   openblas_set_num_threads(1);

@@ -14,7 +14,7 @@ namespace starcnn {
 ConvParts parts_of(const SplitPlan &plan) {
   ConvParts parts;
   for (const SplitPart &part : plan.parts) {
-    const int tasks = std::max(1, std::min(part.batch_tasks, part.filters));
+    const int tasks = std::max(1, std::min(part.tasks, part.filters));
     for (int t = 0; t < tasks; ++t) {
       parts.filters.push_back(part.filters / tasks + (t < part.filters % tasks ? 1 : 0));
       parts.where.push_back(part.where);

@@ -63,7 +63,7 @@ int cpu_filters(const SplitPlan &plan) {
 std::vector<SplitPart> task_parts(const SplitPlan &plan) {
   std::vector<SplitPart> parts;
   for (const SplitPart &part : plan.parts) {
-    const int tasks = std::max(1, std::min(part.batch_tasks, part.filters));
+    const int tasks = std::max(1, std::min(part.tasks, part.filters));
     for (int t = 0; t < tasks; ++t)
       parts.push_back({part.filters / tasks + (t < part.filters % tasks ? 1 : 0), part.where, 1});
   }

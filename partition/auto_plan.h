@@ -116,7 +116,7 @@ std::vector<AutoChoice> choose_auto_plans(const std::vector<AutoLayer> &layers,
 // Filters a plan gives the CPU workers.
 int cpu_filters(const SplitPlan &plan);
 // The tasks' parts of a plan, as model/conv_layer.h's parts_of() cuts them: a part of F filters and
-// T batch tasks becomes min(T, F) parts of about F/T filters. Parts on `any` count as CUDA parts
+// T tasks becomes min(T, F) parts of about F/T filters. Parts on `any` count as CUDA parts
 // where there are CUDA workers.
 std::vector<SplitPart> task_parts(const SplitPlan &plan);
 

@@ -57,11 +57,11 @@ SplitPlan list_plan(const std::string &text, const MachineWorkers &workers) {
     std::string where = item.substr(at + 1);
     const size_t slash = where.find('/');
     if (slash != std::string::npos) {
-      part.batch_tasks = parse_positive(text, where.substr(slash + 1), "a part's task count");
+      part.tasks = parse_positive(text, where.substr(slash + 1), "a part's task count");
       where = where.substr(0, slash);
     }
     part.where = parse_where(text, where);
-    if (slash == std::string::npos && part.where == Where::cpu) part.batch_tasks = workers.cpu;
+    if (slash == std::string::npos && part.where == Where::cpu) part.tasks = workers.cpu;
     plan.parts.push_back(part);
   }
   return plan;
@@ -82,8 +82,7 @@ std::string SplitPlan::describe() const {
     out += std::to_string(part.filters) + '@';
     out += part.where == Where::cpu ? "cpu" : part.where == Where::cuda ? "cuda" : "any";
     // A CPU part without /T would parse back with one task per CPU worker: always write it.
-    if (part.batch_tasks != 1 || part.where == Where::cpu)
-      out += '/' + std::to_string(part.batch_tasks);
+    if (part.tasks != 1 || part.where == Where::cpu) out += '/' + std::to_string(part.tasks);
   }
   return out;
 }

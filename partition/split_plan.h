@@ -1,5 +1,5 @@
 // The split plan of one convolution: how its filters are cut into parts, where each part may run,
-// and how many sub-batch tasks a part is cut into so that every CPU worker has work.
+// and how many tasks a part is cut into (by filters) so that every CPU worker has work.
 #pragma once
 
 #include "codelets/codelet_support.h"
@@ -12,7 +12,7 @@ namespace starcnn {
 struct SplitPart {
   int filters = 0;  // output channels of this part
   Where where = Where::any;
-  int batch_tasks = 1;  // the part's batch is cut into this many tasks (CPU parts: one per worker)
+  int tasks = 1;  // the part is cut by filters into this many tasks (CPU parts: one per worker)
 };
 
 struct SplitPlan {
@@ -20,7 +20,7 @@ struct SplitPlan {
 
   int filters() const;
   bool is_whole() const { return parts.size() == 1; }
-  // "3@cpu/2,3@cuda": filters@where, and /tasks where the batch is cut (always for CPU parts);
+  // "3@cpu/2,3@cuda": filters@where, and /tasks where the part is cut (always for CPU parts);
   // parse_split_plan() reads it back as the same plan.
   std::string describe() const;
 };
@@ -34,9 +34,11 @@ struct MachineWorkers {
 // Parses one layer's plan for a layer of `filters` output channels:
 //   none        one part, any worker
 //   even:K      K parts of (nearly) equal size, any worker
-//   cpu:N       N filters on the CPU workers (cut by batch into one task per CPU worker), the rest
+//   cpu:N       N filters on the CPU workers (cut by filters into one task per CPU worker), the
+//   rest
 //               on CUDA workers
-//   LIST        comma-separated parts F@WHERE[/T], WHERE one of cpu, cuda, any, T batch tasks
+//   LIST        comma-separated parts F@WHERE[/T], WHERE one of cpu, cuda, any, T tasks cut by
+//   filters
 //               (default: one per CPU worker for cpu parts, 1 otherwise); the F must sum to filters
 // Throws std::invalid_argument with a message that quotes the text and says what is wrong.
 SplitPlan parse_split_plan(const std::string &text, int filters, const MachineWorkers &workers);

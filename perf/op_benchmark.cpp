@@ -533,14 +533,16 @@ void print_json(const Result &r, const std::string &machine, const std::string &
       "\"layer\": %s, \"op\": %s, \"us_per_call\": %s, \"kernel_us\": %s, \"exec_us\": %s, "
       "\"calls_per_round\": %d, \"tasks_per_call\": %d, \"threads\": 1, \"workers\": %d, "
       "\"sched\": %s, "
-      "\"openblas_coretype\": %s, \"openblas_l2_size\": %s, \"machine\": %s}\n",
+      "\"openblas_coretype\": %s, \"openblas_l2_size\": %s, \"openblas_core\": %s, "
+      "\"machine\": %s}\n",
       STARPU_MAJOR_VERSION, STARPU_MINOR_VERSION, STARPU_RELEASE_VERSION,
       json_string(r.device).c_str(), r.batch, json_string(r.layer).c_str(),
       json_string(r.op).c_str(), json_number(r.us_per_call).c_str(),
       json_number(r.kernel_us).c_str(), json_number(r.exec_us).c_str(), r.calls, r.tasks_per_call,
       r.workers, json_string(sched).c_str(),
       json_string(env_or("OPENBLAS_CORETYPE", "unset")).c_str(),
-      json_string(env_or("OPENBLAS_L2_SIZE", "unset")).c_str(), json_string(machine).c_str());
+      json_string(env_or("OPENBLAS_L2_SIZE", "unset")).c_str(),
+      json_string(blas_kernel_name()).c_str(), json_string(machine).c_str());
   std::fflush(stdout);
 }
 
@@ -565,12 +567,13 @@ int run(const Options &options) {
   const std::string sched = env_or("STARPU_SCHED", "dmda");
   const std::string machine = machine_description();
   std::fprintf(stderr,
-               "# op_benchmark: %s; OPENBLAS_CORETYPE=%s OPENBLAS_L2_SIZE=%s; STARPU_SCHED=%s, "
+               "# op_benchmark: %s; OPENBLAS_CORETYPE=%s OPENBLAS_L2_SIZE=%s (kernels %s); "
+               "STARPU_SCHED=%s, "
                "%u CPU worker(s), %u CUDA worker(s); rounds %d of ~%.0f ms\n",
                machine.c_str(), env_or("OPENBLAS_CORETYPE", "unset").c_str(),
-               env_or("OPENBLAS_L2_SIZE", "unset").c_str(), sched.c_str(),
-               starpu_cpu_worker_get_count(), starpu_cuda_worker_get_count(), options.rounds,
-               options.round_ms);
+               env_or("OPENBLAS_L2_SIZE", "unset").c_str(), blas_kernel_name().c_str(),
+               sched.c_str(), starpu_cpu_worker_get_count(), starpu_cuda_worker_get_count(),
+               options.rounds, options.round_ms);
   std::vector<Result> results;
   for (const std::string &device : options.devices) {
     if (device == "cuda") {

@@ -13,6 +13,7 @@
 // counters, off while timing). --max-seconds caps both the warm-up and the timing of one
 // measurement. One JSON line per measurement on stdout, a table on stderr.
 #include "apps/args_cli.h"
+#include "codelets/codelet_runtime.h"
 #include "codelets/codelet_support.h"
 #include "model/auto_planning.h"
 #include "model/dataset.h"
@@ -261,7 +262,8 @@ std::string common_fields(const std::string &network, size_t batch, const std::s
       << ", \"loadavg\": " << (m.loadavg.empty() ? "null" : m.loadavg)
       << "}, \"openblas\": {\"OPENBLAS_CORETYPE\": " << env_or_null("OPENBLAS_CORETYPE")
       << ", \"OPENBLAS_L2_SIZE\": " << env_or_null("OPENBLAS_L2_SIZE")
-      << ", \"OPENBLAS_NUM_THREADS\": " << env_or_null("OPENBLAS_NUM_THREADS") << "}";
+      << ", \"OPENBLAS_NUM_THREADS\": " << env_or_null("OPENBLAS_NUM_THREADS")
+      << ", \"core\": " << json::quote(blas_kernel_name()) << "}";
   return out.str();
 }
 

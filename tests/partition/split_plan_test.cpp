@@ -13,7 +13,7 @@ void expect_parts(const SplitPlan &plan, const std::vector<std::tuple<int, Where
   for (size_t i = 0; i < want.size(); ++i) {
     EXPECT_EQ(plan.parts[i].filters, std::get<0>(want[i])) << "part " << i;
     EXPECT_EQ(plan.parts[i].where, std::get<1>(want[i])) << "part " << i;
-    EXPECT_EQ(plan.parts[i].batch_tasks, std::get<2>(want[i])) << "part " << i;
+    EXPECT_EQ(plan.parts[i].tasks, std::get<2>(want[i])) << "part " << i;
   }
 }
 
@@ -58,7 +58,7 @@ TEST(SplitPlan, ExplicitList) {
   // A CPU part of one task keeps its /1, or it would read back as one task per CPU worker.
   const SplitPlan one_task = parse_split_plan("6@cpu/1", 6, kMachine);
   EXPECT_EQ(one_task.describe(), "6@cpu/1");
-  EXPECT_EQ(parse_split_plan(one_task.describe(), 6, kMachine).parts[0].batch_tasks, 1);
+  EXPECT_EQ(parse_split_plan(one_task.describe(), 6, kMachine).parts[0].tasks, 1);
 }
 
 TEST(SplitPlan, ErrorsQuoteThePlanAndSayWhy) {
