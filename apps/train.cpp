@@ -13,6 +13,7 @@
 #include "model/runtime.h"
 #include "model/trainer.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <csignal>
@@ -32,10 +33,19 @@ void on_interrupt(int) {
   std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends the program at once
 }
 
+// Without CUDA workers a step of one task per op keeps one core busy at a time: give each CPU
+// worker a micro-batch, of at least 16 samples so that tasks stay worth their overhead. A GPU
+// runs a whole batch best.
+int auto_micro_batches(const MachineWorkers &workers, long batch) {
+  if (workers.cuda > 0) return 1;
+  return int(std::max(1L, std::min(long(workers.cpu), batch / 16)));
+}
+
 struct Options {
   std::string data = "mnist", data_dir = default_data_dir(), network = "lenet", plan = "none";
   std::string checkpoint, init, trace;
   long epochs = 3, batch = 64, seed = 1, eval_every = 1, log_every = 100, max_steps = 0;
+  long micro_batches = 0;  // 0: chosen from the workers (auto_micro_batches)
   bool stats = false;
   double lr = 0.02, momentum = 0.9, weight_decay = 0.0;
 };
@@ -51,6 +61,11 @@ Options parse_options(int argc, char **argv, bool *run) {
   args.add("network", "NAME|FILE", "lenet, wide, or a network description file", &o.network);
   args.add("epochs", "N", "passes over the training set", &o.epochs, 0, 100000);
   args.add("batch", "N", "samples per step", &o.batch, 1, 1 << 20);
+  args.add("micro-batches", "N",
+           "cut each step's batch into N micro-batches, each its own chain of tasks (gradients "
+           "summed, the same step): parallel work for the workers. 0: one per CPU worker "
+           "(micro-batches of 16 samples or more) without CUDA workers, else 1",
+           &o.micro_batches, 0, 1 << 20);
   args.add("lr", "F", "learning rate", &o.lr, 0.0, 1e6);
   args.add("momentum", "F", "SGD momentum", &o.momentum, 0.0, 1.0);
   args.add("weight-decay", "F", "SGD weight decay (L2)", &o.weight_decay, 0.0, 1e6);
@@ -83,19 +98,22 @@ Options parse_options(int argc, char **argv, bool *run) {
 }
 
 std::string json_summary(const Options &o, const Runtime &runtime, const EpochSummary &last,
-                         const Evaluation *test, int64_t step, uint64_t tasks_per_step,
-                         const AutoPlanning *planning, const RunStats *stats) {
+                         const Evaluation *test, int64_t step, size_t micro_batches,
+                         uint64_t tasks_per_step, const AutoPlanning *planning,
+                         const RunStats *stats) {
   char line[8192];
   std::snprintf(
       line, sizeof(line),
       "{\"event\": \"summary\", \"network\": \"%s\", \"data\": \"%s\", \"scheduler\": \"%s\", "
-      "\"workers\": \"%s\", \"plan\": \"%s\", \"batch\": %ld, \"epochs\": %zu, \"steps\": %lld, "
+      "\"workers\": \"%s\", \"plan\": \"%s\", \"batch\": %ld, \"micro_batches\": %zu, "
+      "\"epochs\": %zu, \"steps\": %lld, "
       "\"train_loss\": %.6f, \"train_accuracy\": %.6f, \"test_loss\": %s, \"test_accuracy\": %s, "
       "\"images_per_s\": %.1f, \"seconds\": %.3f, \"tasks_per_step\": %llu, \"interrupted\": "
       "%s%s%s%s}\n",
       o.network.c_str(), o.data.c_str(), runtime.scheduler().c_str(),
-      runtime.describe_workers().c_str(), o.plan.c_str(), o.batch, last.epoch + 1, (long long)step,
-      last.train_loss, last.train_accuracy, test ? std::to_string(test->loss).c_str() : "null",
+      runtime.describe_workers().c_str(), o.plan.c_str(), o.batch, micro_batches, last.epoch + 1,
+      (long long)step, last.train_loss, last.train_accuracy,
+      test ? std::to_string(test->loss).c_str() : "null",
       test ? std::to_string(test->accuracy).c_str() : "null", last.images_per_s, last.seconds,
       (unsigned long long)tasks_per_step, last.interrupted ? "true" : "false",
       planning
@@ -157,7 +175,10 @@ int run(const Options &o, std::string *summary) {
   config.seed = uint64_t(o.seed);
   config.log_every = size_t(o.log_every);
   config.max_steps = o.max_steps;
-  Trainer trainer(spec, params, train, config);
+  config.micro_batches =
+      o.micro_batches > 0 ? int(o.micro_batches) : auto_micro_batches(runtime.workers(), o.batch);
+  Trainer trainer =
+      usage_errors_of("--micro-batches", [&] { return Trainer(spec, params, train, config); });
   if (!o.init.empty()) {
     const Checkpoint ckpt = load_checkpoint(o.init, spec);
     params.write(ckpt.parameters, false);
@@ -170,6 +191,9 @@ int run(const Options &o, std::string *summary) {
   std::printf("network %s on %s: %zu train / %zu test images of %zux%zux%zu\n", spec.source.c_str(),
               o.data.c_str(), train.count, test.count, train.channels, train.height, train.width);
   for (const std::string &line : trainer.network().describe()) std::printf("  %s\n", line.c_str());
+  if (trainer.micro_batches() > 1)
+    std::printf("batch %ld in %zu micro-batches (each its own task chain, gradients summed)\n",
+                o.batch, trainer.micro_batches());
 
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
@@ -203,8 +227,8 @@ int run(const Options &o, std::string *summary) {
     if (last.interrupted || last.reached_max_steps) break;
   }
   *summary = json_summary(o, runtime, last, evaluated ? &eval : nullptr, trainer.step(),
-                          trainer.tasks_per_step(), planning ? &*planning : nullptr,
-                          o.stats ? &stats : nullptr);
+                          trainer.micro_batches(), trainer.tasks_per_step(),
+                          planning ? &*planning : nullptr, o.stats ? &stats : nullptr);
   if (last.interrupted) {
     std::fprintf(stderr, "train: interrupted\n");
     return 130;

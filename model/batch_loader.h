@@ -7,9 +7,10 @@
 
 namespace starcnn {
 
-// images [B, C, H, W] and labels [B] must hold batcher.batch_size(b) samples. The batcher must not
-// change epoch until the task has run (wait for the tasks first).
-void submit_load_batch(const Batcher &batcher, size_t b, const Tensor &images,
-                       const Tensor &labels);
+// images [B, C, H, W] and labels [B] receive the labels.size() samples of batch b from its sample
+// `first` on (the whole batch, or one micro-batch of it). The batcher must not change epoch until
+// the task has run (wait for the tasks first).
+void submit_load_batch(const Batcher &batcher, size_t b, const Tensor &images, const Tensor &labels,
+                       size_t first = 0);
 
 }  // namespace starcnn

@@ -58,9 +58,17 @@ size_t Batcher::batch_size(size_t b) const {
 }
 
 void Batcher::fill(size_t b, float *images, int32_t *labels) const {
-  const size_t n = batch_size(b), sample = data_.sample_size();
-  const size_t *indices = order_.data() + b * options_.batch_size;
-  for (size_t i = 0; i < n; ++i) {
+  fill(b, 0, batch_size(b), images, labels);
+}
+
+void Batcher::fill(size_t b, size_t first, size_t count, float *images, int32_t *labels) const {
+  if (first + count > batch_size(b))
+    throw std::out_of_range("samples " + std::to_string(first) + ".." +
+                            std::to_string(first + count) + " of batch " + std::to_string(b) +
+                            " of " + std::to_string(batch_size(b)));
+  const size_t sample = data_.sample_size();
+  const size_t *indices = order_.data() + b * options_.batch_size + first;
+  for (size_t i = 0; i < count; ++i) {
     const float *src = data_.images.data() + indices[i] * sample;
     std::copy(src, src + sample, images + i * sample);
     labels[i] = data_.labels[indices[i]];

@@ -41,6 +41,8 @@ class Batcher {
   // Copies batch b of the current epoch into caller buffers (for example pinned StarPU memory)
   // of at least batch_size(b) * data.sample_size() floats and batch_size(b) labels.
   void fill(size_t b, float *images, int32_t *labels) const;
+  // The same for `count` samples of batch b from its sample `first` on (a micro-batch).
+  void fill(size_t b, size_t first, size_t count, float *images, int32_t *labels) const;
   Batch batch(size_t b) const;
 
  private:

@@ -98,8 +98,7 @@ void ConvLayer::backward(const Tensor &input, const Tensor &output_grad, bool ne
   for (size_t p = 0; p < parts; ++p) {
     const Tensor &dy = parts == 1 ? output_grad : part_output_grads_[p];
     submit_conv2d_backward_filter(input.handle(), dy.handle(), weight_.grad(p).handle(),
-                                  bias_.grad(p).handle(), part_shape(p), GradientAccess::overwrite,
-                                  where_[p]);
+                                  bias_.grad(p).handle(), part_shape(p), grad_access_, where_[p]);
     if (need_input_grad)
       submit_conv2d_backward_data(
           weight_.value(p).handle(), dy.handle(), input_grad_.handle(), part_shape(p),

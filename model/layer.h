@@ -2,6 +2,7 @@
 // return at once; StarPU orders them by their data.
 #pragma once
 
+#include "codelets/accumulate.h"
 #include "codelets/sgd.h"
 #include "model/parameter.h"
 #include "model/tensor.h"
@@ -14,6 +15,10 @@ namespace starcnn {
 class Layer {
  public:
   virtual ~Layer() = default;
+  // How backward() writes the parameter gradients: overwrite them (one network per step), or add
+  // into them with STARPU_REDUX (several networks on micro-batches of one step; the step must
+  // invalidate the gradients before the first adds, see ParameterSet::submit_clear_grads).
+  void set_grad_access(GradientAccess access) { grad_access_ = access; }
   virtual std::string describe() const = 0;
   // Submits the tasks computing output() from `input` ([batch, ...] of the previous layer).
   virtual void forward(const Tensor &input) = 0;
@@ -22,6 +27,9 @@ class Layer {
   virtual void backward(const Tensor &input, const Tensor &output_grad, bool need_input_grad) = 0;
   virtual const Tensor &output() const = 0;
   virtual const Tensor &input_grad() const = 0;
+
+ protected:
+  GradientAccess grad_access_ = GradientAccess::overwrite;
 };
 
 }  // namespace starcnn

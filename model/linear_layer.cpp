@@ -29,7 +29,7 @@ void LinearLayer::backward(const Tensor &input, const Tensor &output_grad, bool 
     dz = pre_relu_grad_.handle();
   }
   submit_linear_backward_weights(input.handle(), dz, weight_.grad(0).handle(),
-                                 bias_.grad(0).handle(), shape_);
+                                 bias_.grad(0).handle(), shape_, grad_access_);
   if (need_input_grad)
     submit_linear_backward_data(weight_.value(0).handle(), dz, input_grad_.handle(), shape_);
 }

@@ -21,8 +21,11 @@ bool next_is(const NetworkSpec &spec, size_t i, LayerKind kind) {
 
 }  // namespace
 
-Network::Network(const NetworkSpec &spec, ParameterSet &params, int batch)
-    : batch_(batch), classes_(int(spec.output().size())) {
+Network::Network(const NetworkSpec &spec, ParameterSet &params, int batch, int loss_batch,
+                 GradientAccess grad_access)
+    : batch_(batch),
+      loss_batch_(loss_batch > 0 ? loss_batch : batch),
+      classes_(int(spec.output().size())) {
   if (batch <= 0) throw std::invalid_argument("batch size must be positive");
   const uint32_t n = uint32_t(batch);
   for (size_t i = 0; i < spec.layers.size(); ++i) {
@@ -74,6 +77,7 @@ Network::Network(const NetworkSpec &spec, ParameterSet &params, int batch)
   if (!spec.output().flat && spec.output().size() != spec.output().c)
     throw std::invalid_argument(spec.source + ": the network must end in class scores");
   logits_grad_ = Tensor({batch, classes_}, "dlogits");
+  for (auto &layer : layers_) layer->set_grad_access(grad_access);
 }
 
 void Network::forward_logits(const Tensor &input) {
@@ -92,7 +96,7 @@ void Network::forward(const Tensor &input, const Tensor &labels, const Tensor &s
 
 void Network::backward(const Tensor &input, const Tensor &labels) {
   submit_softmax_xent_backward(logits().handle(), labels.handle(), logits_grad_.handle(),
-                               {uint32_t(batch_), uint32_t(classes_)}, uint32_t(batch_));
+                               {uint32_t(batch_), uint32_t(classes_)}, uint32_t(loss_batch_));
   const Tensor *dy = &logits_grad_;
   for (size_t i = layers_.size(); i-- > 0;) {
     const Tensor &x = i == 0 ? input : layers_[i - 1]->output();

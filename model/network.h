@@ -16,7 +16,11 @@ namespace starcnn {
 class Network {
  public:
   // Throws std::invalid_argument for a layer starcnn cannot run (e.g. a maxpool other than 2).
-  Network(const NetworkSpec &spec, ParameterSet &params, int batch);
+  // A network on one micro-batch of a step averages its loss over the step's `loss_batch`
+  // samples and adds its parameter gradients to the other micro-batches' (GradientAccess::
+  // accumulate); a network on a whole step has loss_batch == batch and overwrites them.
+  Network(const NetworkSpec &spec, ParameterSet &params, int batch, int loss_batch = 0,
+          GradientAccess grad_access = GradientAccess::overwrite);
 
   int batch() const { return batch_; }
   int classes() const { return classes_; }
@@ -32,7 +36,7 @@ class Network {
   std::vector<std::string> describe() const;
 
  private:
-  int batch_, classes_;
+  int batch_, loss_batch_, classes_;
   std::vector<std::unique_ptr<Layer>> layers_;
   Tensor logits_grad_;
 };

@@ -1,5 +1,7 @@
 #include "model/parameter_set.h"
 
+#include "codelets/accumulate.h"
+
 #include <cmath>
 #include <random>
 #include <stdexcept>
@@ -69,6 +71,14 @@ void ParameterSet::write(const std::vector<NamedTensor> &tensors, bool momentum)
     else
       p.write(t.values);
   }
+}
+
+void ParameterSet::submit_clear_grads() {
+  for (auto &p : params_)
+    for (size_t part = 0; part < p->part_count(); ++part) {
+      set_sum_reduction(p->grad(part).handle());
+      starpu_data_invalidate_submit(p->grad(part).handle());
+    }
 }
 
 void ParameterSet::submit_update(const SgdParams &params) {

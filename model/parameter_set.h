@@ -37,6 +37,9 @@ class ParameterSet {
 
   // One SGD step of every part of every parameter (torch.optim.SGD semantics).
   void submit_update(const SgdParams &params);
+  // For a step whose networks add their gradients together (micro-batches): makes STARPU_REDUX
+  // on every gradient a sum, and drops the previous step's values so the sum starts from zero.
+  void submit_clear_grads();
 
  private:
   std::vector<std::unique_ptr<Parameter>> params_;

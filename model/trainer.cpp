@@ -39,12 +39,26 @@ Trainer::Trainer(const NetworkSpec &spec, ParameterSet &params, const Dataset &t
     throw std::invalid_argument("the training set has fewer samples (" +
                                 std::to_string(train.count) + ") than one batch (" +
                                 std::to_string(config.batch) + ")");
-  network_ = std::make_unique<Network>(spec, params, int(config.batch));
-  for (int slot = 0; slot < 2; ++slot) {
-    images_.emplace_back(image_shape(config.batch, train), "images" + std::to_string(slot));
-    labels_.emplace_back(std::vector<int>{int(config.batch)}, "labels" + std::to_string(slot),
-                         ElementType::i32);
+  if (config.micro_batches < 1 || size_t(config.micro_batches) > config.batch)
+    throw std::invalid_argument("micro-batches must be between 1 and the batch size (" +
+                                std::to_string(config.batch) + "), got " +
+                                std::to_string(config.micro_batches));
+  const size_t micro = size_t(config.micro_batches);
+  const GradientAccess access = micro > 1 ? GradientAccess::accumulate : GradientAccess::overwrite;
+  for (size_t m = 0, first = 0; m < micro; ++m) {
+    const size_t size = config.batch / micro + (m < config.batch % micro ? 1 : 0);
+    micro_first_.push_back(first);
+    first += size;
+    networks_.push_back(
+        std::make_unique<Network>(spec, params, int(size), int(config.batch), access));
   }
+  for (int slot = 0; slot < 2; ++slot)
+    for (size_t m = 0; m < micro; ++m) {
+      const int size = networks_[m]->batch();
+      const std::string name = std::to_string(slot) + (micro > 1 ? "." + std::to_string(m) : "");
+      images_.emplace_back(image_shape(size_t(size), train), "images" + name);
+      labels_.emplace_back(std::vector<int>{size}, "labels" + name, ElementType::i32);
+    }
   stats_ = Tensor({int(kXentStatsSize)}, "loss_stats");
   set_sum_reduction(stats_.handle());
 }
@@ -68,10 +82,14 @@ EpochSummary Trainer::train_epoch(size_t epoch,
   size_t window_steps = 0;
   for (size_t b = 0; b < batches && !stop.load() && !reached_max_steps(); ++b) {
     const uint64_t submitted = submitted_task_count();
-    const Tensor &images = images_[b % 2], &labels = labels_[b % 2];
-    submit_load_batch(batcher_, b, images, labels);
-    network_->forward(images, labels, stats_);
-    network_->backward(images, labels);
+    if (networks_.size() > 1) params_.submit_clear_grads();
+    for (size_t m = 0; m < networks_.size(); ++m) {
+      const Tensor &images = images_[(b % 2) * networks_.size() + m];
+      const Tensor &labels = labels_[(b % 2) * networks_.size() + m];
+      submit_load_batch(batcher_, b, images, labels, micro_first_[m]);
+      networks_[m]->forward(images, labels, stats_);
+      networks_[m]->backward(images, labels);
+    }
     const bool first_step = !momentum_started_;
     params_.submit_update({config_.lr, config_.momentum, config_.weight_decay, first_step});
     momentum_started_ = true;

@@ -27,6 +27,10 @@ struct TrainConfig {
   size_t eval_batch = 1000;
   size_t eval_slots = 0;  // networks evaluating batches at once (0: see default_evaluator_slots)
   int steps_in_flight = 2;
+  // Each step's batch is cut into this many micro-batches, each through its own copy of the
+  // network's activations, with the parameter gradients summed (STARPU_REDUX): the same step,
+  // as parallel task chains for the workers to share.
+  int micro_batches = 1;
   int64_t max_steps = 0;  // steps this Trainer runs at most, over all epochs (0: no limit)
 };
 
@@ -70,16 +74,18 @@ class Trainer {
   void resume(int64_t step, bool momentum_loaded);
   // StarPU tasks submitted by one training step (measured on the first step).
   uint64_t tasks_per_step() const { return tasks_per_step_; }
-  const Network &network() const { return *network_; }
+  const Network &network() const { return *networks_.front(); }
+  size_t micro_batches() const { return networks_.size(); }
 
  private:
   const NetworkSpec &spec_;
   ParameterSet &params_;
   TrainConfig config_;
   Batcher batcher_;
-  std::unique_ptr<Network> network_;
+  std::vector<std::unique_ptr<Network>> networks_;  // one per micro-batch
+  std::vector<size_t> micro_first_;                 // first sample of each micro-batch
   std::unique_ptr<Evaluator> evaluator_;
-  std::vector<Tensor> images_, labels_;
+  std::vector<Tensor> images_, labels_;  // [slot * micro-batches + micro-batch]
   Tensor stats_;
   int64_t step_ = 0;
   int64_t steps_run_ = 0;  // by this Trainer, unlike step_ which counts from a resumed step
