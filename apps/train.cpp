@@ -33,19 +33,11 @@ void on_interrupt(int) {
   std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends the program at once
 }
 
-// Without CUDA workers a step of one task per op keeps one core busy at a time: give each CPU
-// worker a micro-batch, of at least 16 samples so that tasks stay worth their overhead. A GPU
-// runs a whole batch best.
-int auto_micro_batches(const MachineWorkers &workers, long batch) {
-  if (workers.cuda > 0) return 1;
-  return int(std::max(1L, std::min(long(workers.cpu), batch / 16)));
-}
-
 struct Options {
   std::string data = "mnist", data_dir = default_data_dir(), network = "lenet", plan = "none";
   std::string checkpoint, init, trace;
   long epochs = 3, batch = 64, seed = 1, eval_every = 1, log_every = 100, max_steps = 0;
-  long micro_batches = 0;  // 0: chosen from the workers (auto_micro_batches)
+  long micro_batches = 0;  // 0: chosen from the workers (default_micro_batches)
   bool stats = false;
   double lr = 0.02, momentum = 0.9, weight_decay = 0.0;
 };
@@ -175,8 +167,9 @@ int run(const Options &o, std::string *summary) {
   config.seed = uint64_t(o.seed);
   config.log_every = size_t(o.log_every);
   config.max_steps = o.max_steps;
-  config.micro_batches =
-      o.micro_batches > 0 ? int(o.micro_batches) : auto_micro_batches(runtime.workers(), o.batch);
+  config.micro_batches = o.micro_batches > 0
+                             ? int(o.micro_batches)
+                             : default_micro_batches(runtime.workers(), size_t(o.batch));
   Trainer trainer =
       usage_errors_of("--micro-batches", [&] { return Trainer(spec, params, train, config); });
   if (!o.init.empty()) {

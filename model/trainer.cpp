@@ -29,6 +29,11 @@ std::pair<double, double> take_stats(Tensor &stats) {
 
 }  // namespace
 
+int default_micro_batches(const MachineWorkers &workers, size_t batch) {
+  if (workers.cuda > 0) return 1;
+  return int(std::max<size_t>(1, std::min<size_t>(size_t(std::max(1, workers.cpu)), batch / 16)));
+}
+
 Trainer::Trainer(const NetworkSpec &spec, ParameterSet &params, const Dataset &train,
                  const TrainConfig &config)
     : spec_(spec),

@@ -34,6 +34,11 @@ struct TrainConfig {
   int64_t max_steps = 0;  // steps this Trainer runs at most, over all epochs (0: no limit)
 };
 
+// Micro-batches for a step of `batch` samples on these workers: without CUDA workers, a step of
+// one task per op keeps one core busy at a time, so each CPU worker gets a micro-batch (of 16
+// samples or more, so that tasks stay worth their overhead); a GPU runs a whole batch best.
+int default_micro_batches(const MachineWorkers &workers, size_t batch);
+
 struct Progress {
   size_t epoch = 0, batch = 0, batches = 0;  // batch: steps done in this epoch
   int64_t step = 0;                          // steps done since the first run

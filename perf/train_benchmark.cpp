@@ -50,7 +50,7 @@ const std::vector<std::string> kConfigs = {"cpu-only", "gpu-only", "cpu+gpu"};
 struct Options {
   std::string networks = "lenet,wide", batches = "64,256", configs = "cpu-only,gpu-only,cpu+gpu";
   std::string plan = "cpu:1", sched;
-  long steps = 20, warmup = 10, round = 5, seed = 1;
+  long steps = 20, warmup = 10, round = 5, seed = 1, micro_batches = 0;
   double max_seconds = 20, lr = 0.01;
 };
 
@@ -164,6 +164,7 @@ struct Result {
   uint64_t tasks_per_step = 0;
   double cpu_tasks_per_step = 0, cuda_tasks_per_step = 0;
   double auto_predicted_ms = -1;  // --plan auto: the chooser's predicted conv time per step
+  int micro_batches = 1;
 };
 
 // Runs one warm-up round with StarPU's profiling counters on (they stay off while timing) and
@@ -200,7 +201,11 @@ Result measure(const Options &o, const NetworkSpec &spec, const Dataset &data, s
   r.scheduler = runtime.scheduler();
   r.workers = runtime.describe_workers();
   r.counts = runtime.workers();
-  r.plan = config == "cpu-only"   ? whole_plan(spec, "cpu")
+  const int micro =
+      o.micro_batches > 0 ? int(o.micro_batches) : default_micro_batches(runtime.workers(), batch);
+  // cpu-only: each conv's filters cut into one task per CPU worker, unless micro-batches already
+  // give every worker a chain of its own.
+  r.plan = config == "cpu-only"   ? whole_plan(spec, micro > 1 ? "cpu/1" : "cpu")
            : config == "gpu-only" ? whole_plan(spec, "cuda")
                                   : o.plan;
   NetworkPlanText plans = parse_network_plan(r.plan);
@@ -218,6 +223,8 @@ Result measure(const Options &o, const NetworkSpec &spec, const Dataset &data, s
   tc.momentum = 0.9f;
   tc.seed = uint64_t(o.seed);
   tc.log_every = size_t(o.round);  // one loss reading per round, at its end
+  tc.micro_batches = micro;
+  r.micro_batches = micro;
   Trainer trainer(spec, params, data, tc);
   const size_t round = size_t(o.round);
   const std::atomic<bool> no_stop{false};
@@ -270,13 +277,13 @@ std::string common_fields(const std::string &network, size_t batch, const std::s
 void print_result(const std::string &common, size_t batch, const Result &r) {
   std::printf(
       "%s, \"plan\": %s, \"scheduler\": %s, \"workers\": %s, \"cpu_workers\": %d, "
-      "\"cuda_workers\": %d, \"step_ms\": %.4f, "
+      "\"cuda_workers\": %d, \"micro_batches\": %d, \"step_ms\": %.4f, "
       "\"step_ms_mean\": %.4f, \"step_ms_min\": %.4f, \"images_per_s\": %.1f, "
       "\"tasks_per_step\": %llu, \"cpu_tasks_per_step\": %.1f, \"cuda_tasks_per_step\": %.1f, "
       "\"warmup_steps\": %zu, \"steps\": %zu, \"round\": %zu%s}\n",
       common.c_str(), json::quote(r.plan).c_str(), json::quote(r.scheduler).c_str(),
-      json::quote(r.workers).c_str(), r.counts.cpu, r.counts.cuda, r.step_ms, r.mean_ms, r.min_ms,
-      double(batch) * 1000.0 / r.step_ms, (unsigned long long)r.tasks_per_step,
+      json::quote(r.workers).c_str(), r.counts.cpu, r.counts.cuda, r.micro_batches, r.step_ms,
+      r.mean_ms, r.min_ms, double(batch) * 1000.0 / r.step_ms, (unsigned long long)r.tasks_per_step,
       r.cpu_tasks_per_step, r.cuda_tasks_per_step, r.warmup_steps, r.timed_steps,
       r.timed_steps / std::max<size_t>(r.rounds, 1),
       r.auto_predicted_ms < 0 ? ""
@@ -376,6 +383,10 @@ int main(int argc, char **argv) {
              &o.max_seconds, 0.0, 1e6);
     args.add("lr", "F", "SGD learning rate (momentum 0.9)", &o.lr, 0.0, 10.0);
     args.add("seed", "N", "seed of the weights and the random data", &o.seed, 0, 1L << 40);
+    args.add("micro-batches", "N",
+             "micro-batches per step, as train's (0: one per CPU worker without CUDA workers, "
+             "else 1)",
+             &o.micro_batches, 0, 1 << 20);
     if (!args.parse(argc, argv)) return 0;
     return run(o);
   });
