@@ -110,6 +110,29 @@ bool ArgParser::parse(int argc, char **argv) {
   return true;
 }
 
+namespace {
+
+// `text` broken at spaces into lines of at most `width` characters, every line after the first
+// indented by `indent` spaces (a word longer than a line stays whole).
+std::string wrap(const std::string &text, size_t indent, size_t width) {
+  std::string out, line;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find(' ', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string word = text.substr(start, end - start);
+    if (!line.empty() && indent + line.size() + 1 + word.size() > width) {
+      out += line + "\n" + std::string(indent, ' ');
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+    start = end + 1;
+  }
+  return out + line;
+}
+
+}  // namespace
+
 std::string ArgParser::usage() const {
   std::string out =
       "usage: " + program_ + " [options]" +
@@ -119,9 +142,9 @@ std::string ArgParser::usage() const {
   for (const Option &o : options_) {
     std::string left = "  --" + o.name + (o.metavar.empty() ? "" : " " + o.metavar);
     if (left.size() < 26) left.resize(26, ' ');
-    out += left + " " + o.help;
-    if (!o.flag && !o.default_text.empty()) out += " (default: " + o.default_text + ")";
-    out += "\n";
+    std::string help = o.help;
+    if (!o.flag && !o.default_text.empty()) help += " (default: " + o.default_text + ")";
+    out += left + " " + wrap(help, 27, 100) + "\n";
   }
   out += "  --help                   show this help\n";
   return out;

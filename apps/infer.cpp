@@ -26,11 +26,13 @@ struct Options {
 
 Options parse_options(int argc, char **argv, bool *run) {
   Options o;
-  ArgParser args("infer",
-                 "Runs a trained checkpoint forward only with StarPU on CPU and CUDA workers:\n"
-                 "evaluates a data set (--data) or classifies image files. Images must be PGM\n"
-                 "(P5/P2) or PNG (8-bit gray or RGB) of the network's input size before padding\n"
-                 "(28x28 for MNIST-trained networks). STARPU_SCHED picks the scheduler.");
+  ArgParser args(
+      "infer",
+      "Runs a trained checkpoint forward only with StarPU on CPU and CUDA workers:\n"
+      "evaluates a data set (--data) or classifies image files. Images must be PGM\n"
+      "(P5/P2) or PNG (8-bit gray or RGB) of the network's input size before padding\n"
+      "(28x28 for MNIST-trained networks). STARPU_SCHED picks the scheduler (unset: dmdas\n"
+      "with a GPU, lws without).");
   args.add("checkpoint", "FILE", "the trained network (safetensors, written by train)",
            &o.checkpoint);
   args.add("data", "NAME", "evaluate this data set: mnist, fashion or cifar10:DIR", &o.data);

@@ -46,8 +46,8 @@ Options parse_options(int argc, char **argv, bool *run) {
   Options o;
   ArgParser args("train",
                  "Trains a CNN with StarPU on CPU and CUDA workers. The scheduler is StarPU's\n"
-                 "STARPU_SCHED (eager, lws, dmda, dmdas, ...); STARPU_NCPU and STARPU_NCUDA limit\n"
-                 "the workers.");
+                 "STARPU_SCHED (eager, lws, dmda, dmdas, ...; unset: dmdas with a GPU, lws\n"
+                 "without); STARPU_NCPU and STARPU_NCUDA limit the workers.");
   args.add("data", "NAME", "data set: mnist, fashion or cifar10:DIR", &o.data);
   args.add("data-dir", "DIR", "where scripts/fetch-data put mnist/ and fashion/", &o.data_dir);
   args.add("network", "NAME|FILE", "lenet, wide, or a network description file", &o.network);
