@@ -35,7 +35,7 @@ void on_interrupt(int) {
 
 struct Options {
   std::string data = "mnist", data_dir = default_data_dir(), network = "lenet", plan = "none";
-  std::string checkpoint, init, trace;
+  std::string checkpoint, init, trace, lr_schedule = "constant";
   long epochs = 3, batch = 64, seed = 1, eval_every = 1, log_every = 100, max_steps = 0;
   long micro_batches = 0;  // 0: chosen from the workers (default_micro_batches)
   bool stats = false;
@@ -59,6 +59,10 @@ Options parse_options(int argc, char **argv, bool *run) {
            "(micro-batches of 16 samples or more) without CUDA workers, else 1",
            &o.micro_batches, 0, 1 << 20);
   args.add("lr", "F", "learning rate", &o.lr, 0.0, 1e6);
+  args.add("lr-schedule", "constant|cosine",
+           "the learning rate throughout, or annealed along a cosine to zero at the last step of "
+           "the last epoch (a resumed run continues the curve when given the same total)",
+           &o.lr_schedule);
   args.add("momentum", "F", "SGD momentum", &o.momentum, 0.0, 1.0);
   args.add("weight-decay", "F", "SGD weight decay (L2)", &o.weight_decay, 0.0, 1e6);
   args.add("seed", "N", "seed of the initial weights and of the shuffling", &o.seed, 0, LONG_MAX);
@@ -86,6 +90,8 @@ Options parse_options(int argc, char **argv, bool *run) {
                 "worker kind and bytes moved between RAM and GPUs, in the JSON summary",
                 &o.stats);
   *run = args.parse(argc, argv);
+  if (o.lr_schedule != "constant" && o.lr_schedule != "cosine")
+    throw UsageError("--lr-schedule must be constant or cosine, got '" + o.lr_schedule + "'");
   return o;
 }
 
@@ -187,6 +193,11 @@ int run(const Options &o, std::string *summary) {
   if (trainer.micro_batches() > 1)
     std::printf("batch %ld in %zu micro-batches (each its own task chain, gradients summed)\n",
                 o.batch, trainer.micro_batches());
+  if (o.lr_schedule == "cosine") {
+    trainer.anneal_lr_until((start_epoch + o.epochs) * int64_t(trainer.batches_per_epoch()));
+    std::printf("learning rate %g annealed along a cosine to 0 at step %lld\n", o.lr,
+                (long long)((start_epoch + o.epochs) * int64_t(trainer.batches_per_epoch())));
+  }
 
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);

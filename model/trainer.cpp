@@ -3,6 +3,7 @@
 #include "codelets/accumulate.h"
 #include "model/batch_loader.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <stdexcept>
@@ -68,6 +69,12 @@ Trainer::Trainer(const NetworkSpec &spec, ParameterSet &params, const Dataset &t
   set_sum_reduction(stats_.handle());
 }
 
+float Trainer::lr_at(int64_t step) const {
+  if (!config_.cosine_lr || config_.schedule_steps <= 0) return config_.lr;
+  const double done = std::min(1.0, double(step) / double(config_.schedule_steps));
+  return float(0.5 * double(config_.lr) * (1.0 + std::cos(3.14159265358979323846 * done)));
+}
+
 void Trainer::resume(int64_t step, bool momentum_loaded) {
   step_ = step;
   momentum_started_ = momentum_loaded;
@@ -96,7 +103,7 @@ EpochSummary Trainer::train_epoch(size_t epoch,
       networks_[m]->backward(images, labels);
     }
     const bool first_step = !momentum_started_;
-    params_.submit_update({config_.lr, config_.momentum, config_.weight_decay, first_step});
+    params_.submit_update({lr_at(step_), config_.momentum, config_.weight_decay, first_step});
     momentum_started_ = true;
     if (tasks_per_step_ == 0) tasks_per_step_ = submitted_task_count() - submitted;
     ++step_;

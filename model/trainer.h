@@ -31,6 +31,10 @@ struct TrainConfig {
   // network's activations, with the parameter gradients summed (STARPU_REDUX): the same step,
   // as parallel task chains for the workers to share.
   int micro_batches = 1;
+  // Learning rate over the run: `lr` throughout, or cosine annealing from `lr` at step 0 to zero
+  // at step `schedule_steps` (step counts from the first run, so a resumed run continues it).
+  bool cosine_lr = false;
+  int64_t schedule_steps = 0;
   int64_t max_steps = 0;  // steps this Trainer runs at most, over all epochs (0: no limit)
 };
 
@@ -81,6 +85,14 @@ class Trainer {
   uint64_t tasks_per_step() const { return tasks_per_step_; }
   const Network &network() const { return *networks_.front(); }
   size_t micro_batches() const { return networks_.size(); }
+  size_t batches_per_epoch() const { return batcher_.batch_count(); }
+  // The learning rate of training step `step` (see TrainConfig::cosine_lr).
+  float lr_at(int64_t step) const;
+  // Cosine annealing to zero at step `total_steps` (known once a resumed run knows its epoch).
+  void anneal_lr_until(int64_t total_steps) {
+    config_.cosine_lr = true;
+    config_.schedule_steps = total_steps;
+  }
 
  private:
   const NetworkSpec &spec_;
