@@ -37,7 +37,7 @@ build: $(BUILD)/starpu-prefix
 # The main job: lenet on MNIST, checkpoint in build/. TRAIN_ARGS adds or overrides train's flags.
 TRAIN_ARGS ?=
 train: build data
-	$(BUILD)/apps/train --data mnist --network lenet --epochs 3 \
+	$(BUILD)/apps/train --data mnist --network lenet --epochs 3 --lr-schedule cosine \
 	  --checkpoint $(BUILD)/lenet-mnist.safetensors $(TRAIN_ARGS)
 
 test: build data
