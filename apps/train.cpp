@@ -153,16 +153,25 @@ int run(const Options &o, std::string *summary) {
   Runtime runtime(o.trace);
   std::printf("StarPU scheduler %s, %s\n", runtime.describe_scheduler().c_str(),
               runtime.describe_workers().c_str());
+  const int micro_batches = o.micro_batches > 0
+                                ? int(o.micro_batches)
+                                : default_micro_batches(runtime.workers(), size_t(o.batch));
+  // Plans are per micro-batch: its CPU parts get the CPU workers that the other micro-batches'
+  // chains leave (cutting a part that every worker already has a chain for only adds tasks).
+  MachineWorkers plan_workers = runtime.workers();
+  plan_workers.cpu = std::max(1, plan_workers.cpu / micro_batches);
   NetworkPlanText plans = usage_errors_of("--plan", [&] { return parse_network_plan(o.plan); });
   std::optional<AutoPlanning> planning;
   if (uses_auto_plan(spec, plans)) {
+    // The convolutions run on micro-batches: plan for the largest one.
+    const int planned_batch = int((o.batch + micro_batches - 1) / micro_batches);
     planning = usage_errors_of(
-        "--plan", [&] { return resolve_auto_plans(spec, plans, runtime.workers(), int(o.batch)); });
+        "--plan", [&] { return resolve_auto_plans(spec, plans, plan_workers, planned_batch); });
     for (const std::string &line : describe(*planning)) std::printf("%s\n", line.c_str());
     plans = planning->plans;
   }
   ParameterSet params =
-      usage_errors_of("--plan", [&] { return ParameterSet(spec, plans, runtime.workers()); });
+      usage_errors_of("--plan", [&] { return ParameterSet(spec, plans, plan_workers); });
   params.initialize(uint64_t(o.seed));
   int64_t start_epoch = 0;
   TrainConfig config;
@@ -173,9 +182,7 @@ int run(const Options &o, std::string *summary) {
   config.seed = uint64_t(o.seed);
   config.log_every = size_t(o.log_every);
   config.max_steps = o.max_steps;
-  config.micro_batches = o.micro_batches > 0
-                             ? int(o.micro_batches)
-                             : default_micro_batches(runtime.workers(), size_t(o.batch));
+  config.micro_batches = micro_batches;
   Trainer trainer =
       usage_errors_of("--micro-batches", [&] { return Trainer(spec, params, train, config); });
   if (!o.init.empty()) {
