@@ -37,7 +37,7 @@ struct Options {
   std::string data = "mnist", data_dir = default_data_dir(), network = "lenet", plan = "none";
   std::string checkpoint, init, trace, lr_schedule = "constant";
   long epochs = 3, batch = 64, seed = 1, eval_every = 1, log_every = 100, max_steps = 0;
-  long micro_batches = 0;  // 0: chosen from the workers (default_micro_batches)
+  long micro_batches = 0;  // 0: chosen from the workers (choose_micro_batches)
   bool stats = false;
   double lr = 0.02, momentum = 0.9, weight_decay = 0.0;
 };
@@ -153,25 +153,20 @@ int run(const Options &o, std::string *summary) {
   Runtime runtime(o.trace);
   std::printf("StarPU scheduler %s, %s\n", runtime.describe_scheduler().c_str(),
               runtime.describe_workers().c_str());
-  const int micro_batches = o.micro_batches > 0
-                                ? int(o.micro_batches)
-                                : default_micro_batches(runtime.workers(), size_t(o.batch));
-  // Plans are per micro-batch: its CPU parts get the CPU workers that the other micro-batches'
-  // chains leave (cutting a part that every worker already has a chain for only adds tasks).
-  MachineWorkers plan_workers = runtime.workers();
-  plan_workers.cpu = std::max(1, plan_workers.cpu / micro_batches);
+  const int micro_batches =
+      choose_micro_batches(o.micro_batches, runtime.workers(), size_t(o.batch));
+  const MicroBatchShare share =
+      micro_batch_share(runtime.workers(), size_t(o.batch), micro_batches);
   NetworkPlanText plans = usage_errors_of("--plan", [&] { return parse_network_plan(o.plan); });
   std::optional<AutoPlanning> planning;
   if (uses_auto_plan(spec, plans)) {
-    // The convolutions run on micro-batches: plan for the largest one.
-    const int planned_batch = int((o.batch + micro_batches - 1) / micro_batches);
     planning = usage_errors_of(
-        "--plan", [&] { return resolve_auto_plans(spec, plans, plan_workers, planned_batch); });
+        "--plan", [&] { return resolve_auto_plans(spec, plans, share.workers, int(share.batch)); });
     for (const std::string &line : describe(*planning)) std::printf("%s\n", line.c_str());
     plans = planning->plans;
   }
   ParameterSet params =
-      usage_errors_of("--plan", [&] { return ParameterSet(spec, plans, plan_workers); });
+      usage_errors_of("--plan", [&] { return ParameterSet(spec, plans, share.workers); });
   params.initialize(uint64_t(o.seed));
   int64_t start_epoch = 0;
   TrainConfig config;
@@ -201,9 +196,10 @@ int run(const Options &o, std::string *summary) {
     std::printf("batch %ld in %zu micro-batches (each its own task chain, gradients summed)\n",
                 o.batch, trainer.micro_batches());
   if (o.lr_schedule == "cosine") {
-    trainer.anneal_lr_until((start_epoch + o.epochs) * int64_t(trainer.batches_per_epoch()));
+    const int64_t last_step = (start_epoch + o.epochs) * int64_t(trainer.batches_per_epoch());
+    trainer.anneal_lr_until(last_step);
     std::printf("learning rate %g annealed along a cosine to 0 at step %lld\n", o.lr,
-                (long long)((start_epoch + o.epochs) * int64_t(trainer.batches_per_epoch())));
+                (long long)last_step);
   }
 
   std::signal(SIGINT, on_interrupt);

@@ -73,12 +73,15 @@ void ParameterSet::write(const std::vector<NamedTensor> &tensors, bool momentum)
   }
 }
 
+void ParameterSet::sum_grads() {
+  for (auto &p : params_)
+    for (size_t part = 0; part < p->part_count(); ++part) set_sum_reduction(p->grad(part).handle());
+}
+
 void ParameterSet::submit_clear_grads() {
   for (auto &p : params_)
-    for (size_t part = 0; part < p->part_count(); ++part) {
-      set_sum_reduction(p->grad(part).handle());
+    for (size_t part = 0; part < p->part_count(); ++part)
       starpu_data_invalidate_submit(p->grad(part).handle());
-    }
 }
 
 void ParameterSet::submit_update(const SgdParams &params) {

@@ -37,8 +37,10 @@ class ParameterSet {
 
   // One SGD step of every part of every parameter (torch.optim.SGD semantics).
   void submit_update(const SgdParams &params);
-  // For a step whose networks add their gradients together (micro-batches): makes STARPU_REDUX
-  // on every gradient a sum, and drops the previous step's values so the sum starts from zero.
+  // For steps whose networks add their gradients together (micro-batches): makes STARPU_REDUX on
+  // every gradient a sum (once), and, at the start of each step, drops the previous step's values
+  // so the sum starts from zero.
+  void sum_grads();
   void submit_clear_grads();
 
  private:

@@ -30,9 +30,19 @@ std::pair<double, double> take_stats(Tensor &stats) {
 
 }  // namespace
 
-int default_micro_batches(const MachineWorkers &workers, size_t batch) {
+int choose_micro_batches(long requested, const MachineWorkers &workers, size_t batch) {
+  if (requested > 0) return int(requested);
   if (workers.cuda > 0) return 1;
   return int(std::max<size_t>(1, std::min<size_t>(size_t(std::max(1, workers.cpu)), batch / 16)));
+}
+
+MicroBatchShare micro_batch_share(const MachineWorkers &workers, size_t batch, int micro_batches) {
+  const size_t micro = size_t(std::max(1, micro_batches));
+  MicroBatchShare share;
+  share.batch = (batch + micro - 1) / micro;
+  share.workers = workers;
+  share.workers.cpu = std::max(1, workers.cpu / int(micro));
+  return share;
 }
 
 Trainer::Trainer(const NetworkSpec &spec, ParameterSet &params, const Dataset &train,
@@ -51,6 +61,7 @@ Trainer::Trainer(const NetworkSpec &spec, ParameterSet &params, const Dataset &t
                                 std::to_string(config.micro_batches));
   const size_t micro = size_t(config.micro_batches);
   const GradientAccess access = micro > 1 ? GradientAccess::accumulate : GradientAccess::overwrite;
+  if (micro > 1) params.sum_grads();
   for (size_t m = 0, first = 0; m < micro; ++m) {
     const size_t size = config.batch / micro + (m < config.batch % micro ? 1 : 0);
     micro_first_.push_back(first);

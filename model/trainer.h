@@ -38,10 +38,20 @@ struct TrainConfig {
   int64_t max_steps = 0;  // steps this Trainer runs at most, over all epochs (0: no limit)
 };
 
-// Micro-batches for a step of `batch` samples on these workers: without CUDA workers, a step of
-// one task per op keeps one core busy at a time, so each CPU worker gets a micro-batch (of 16
-// samples or more, so that tasks stay worth their overhead); a GPU runs a whole batch best.
-int default_micro_batches(const MachineWorkers &workers, size_t batch);
+// Micro-batches for a step of `batch` samples on these workers: `requested` if positive, else the
+// default: without CUDA workers, a step of one task per op keeps one core busy at a time, so each
+// CPU worker gets a micro-batch (of 16 samples or more, so that tasks stay worth their overhead);
+// a GPU runs a whole batch best.
+int choose_micro_batches(long requested, const MachineWorkers &workers, size_t batch);
+
+// What split plans are made for when a step runs as `micro_batches` micro-batches: the largest
+// micro-batch, and the CPU workers the other micro-batches' chains leave it (cutting a CPU part
+// that every worker already has a chain for only adds tasks).
+struct MicroBatchShare {
+  size_t batch = 0;
+  MachineWorkers workers;
+};
+MicroBatchShare micro_batch_share(const MachineWorkers &workers, size_t batch, int micro_batches);
 
 struct Progress {
   size_t epoch = 0, batch = 0, batches = 0;  // batch: steps done in this epoch

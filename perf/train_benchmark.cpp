@@ -201,21 +201,19 @@ Result measure(const Options &o, const NetworkSpec &spec, const Dataset &data, s
   r.scheduler = runtime.scheduler();
   r.workers = runtime.describe_workers();
   r.counts = runtime.workers();
-  const int micro =
-      o.micro_batches > 0 ? int(o.micro_batches) : default_micro_batches(runtime.workers(), batch);
-  // cpu-only: each conv's filters cut into one task per CPU worker, unless micro-batches already
-  // give every worker a chain of its own.
-  r.plan = config == "cpu-only"   ? whole_plan(spec, micro > 1 ? "cpu/1" : "cpu")
+  const int micro = choose_micro_batches(o.micro_batches, runtime.workers(), batch);
+  const MicroBatchShare share = micro_batch_share(runtime.workers(), batch, micro);
+  r.plan = config == "cpu-only"   ? whole_plan(spec, "cpu")
            : config == "gpu-only" ? whole_plan(spec, "cuda")
                                   : o.plan;
   NetworkPlanText plans = parse_network_plan(r.plan);
   if (uses_auto_plan(spec, plans)) {
-    const AutoPlanning planning = resolve_auto_plans(spec, plans, runtime.workers(), int(batch));
+    const AutoPlanning planning = resolve_auto_plans(spec, plans, share.workers, int(share.batch));
     plans = planning.plans;
     r.plan = o.plan + " -> " + planning.text;
     r.auto_predicted_ms = planning.predicted_us / 1000.0;
   }
-  ParameterSet params(spec, plans, runtime.workers());
+  ParameterSet params(spec, plans, share.workers);
   params.initialize(uint64_t(o.seed));
   TrainConfig tc;
   tc.batch = batch;
