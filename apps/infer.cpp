@@ -3,6 +3,7 @@
 // classifies PGM and PNG image files given as arguments (one line, or JSON object, per file).
 #include "apps/args_cli.h"
 #include "apps/image_file_cli.h"
+#include "model/auto_planning.h"
 #include "model/checkpoint.h"
 #include "model/dataset.h"
 #include "model/evaluator.h"
@@ -55,8 +56,6 @@ Options parse_options(int argc, char **argv, bool *run) {
                                     : "give either --data or image files, not both");
   if (o.split != "test" && o.split != "train")
     throw UsageError("--split must be test or train, got '" + o.split + "'");
-  if (o.plan.find("auto") != std::string::npos)
-    throw UsageError("--plan auto is for training; give infer a fixed plan (see --help)");
   return o;
 }
 
@@ -120,6 +119,10 @@ int run(const Options &o) {
   Checkpoint ckpt = read_checkpoint(o.checkpoint);
   const NetworkSpec spec = parse_network(ckpt.network, o.checkpoint + " (network)");
   check_checkpoint(ckpt, spec, o.checkpoint);
+  const NetworkPlanText plans =
+      usage_errors_of("--plan", [&] { return parse_network_plan(o.plan); });
+  if (uses_auto_plan(spec, plans))
+    throw UsageError("--plan auto is for training; give infer a fixed plan (see --help)");
   Dataset data;
   if (!o.data.empty()) {
     std::printf("loading %s %s from %s\n", o.data.c_str(), o.split.c_str(), o.data_dir.c_str());
@@ -140,8 +143,8 @@ int run(const Options &o) {
                                 std::to_string(data.width) + " (after padding)");
 
   Runtime runtime;
-  ParameterSet params = usage_errors_of(
-      "--plan", [&] { return ParameterSet(spec, parse_network_plan(o.plan), runtime.workers()); });
+  ParameterSet params =
+      usage_errors_of("--plan", [&] { return ParameterSet(spec, plans, runtime.workers()); });
   params.write(ckpt.parameters, false);
   Evaluator evaluator(spec, params, size_t(o.batch), size_t(o.slots));
   const bool quiet = !o.images.empty() && o.json;

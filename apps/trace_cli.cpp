@@ -45,8 +45,8 @@ const char *const kRestartedForTrace = "STARCNN_RESTARTED_FOR_TRACE";
 std::string fxt_lib_dir() {
   if (const char *env = std::getenv("STARCNN_FXT_STARPU_LIB")) return env;
   const fs::path self = self_path();
-  if (!self.empty() && holds_libstarpu(self.parent_path().parent_path() / "lib" / "fxt"))
-    return (self.parent_path().parent_path() / "lib" / "fxt").string();
+  const fs::path bundled = self.empty() ? fs::path() : self.parent_path().parent_path() / "lib/fxt";
+  if (holds_libstarpu(bundled)) return bundled.string();
 #ifdef STARCNN_FXT_STARPU_LIB_DIR
   return STARCNN_FXT_STARPU_LIB_DIR;
 #else
