@@ -1,15 +1,15 @@
 // starcnn's inference app: loads a checkpoint (its network description and preprocessing are
 // inside) and either evaluates a data set (accuracy, loss, images/s, then one JSON line) or
 // classifies PGM and PNG image files given as arguments (one line, or JSON object, per file).
-#include "apps/args_cli.h"
-#include "apps/image_file_cli.h"
-#include "model/auto_planning.h"
-#include "model/checkpoint.h"
-#include "model/dataset.h"
-#include "model/evaluator.h"
-#include "model/network_spec.h"
-#include "model/parameter_set.h"
-#include "model/runtime.h"
+#include "apps/cli/args.h"
+#include "apps/cli/image_file.h"
+#include "model/data/dataset.h"
+#include "model/io/checkpoint.h"
+#include "model/nn/network_spec.h"
+#include "model/nn/parameter_set.h"
+#include "model/runtime/runtime.h"
+#include "model/train/evaluator.h"
+#include "model/train/plan_calibration.h"
 
 #include <cstdio>
 #include <string>
@@ -126,7 +126,7 @@ int run(const Options &o) {
   Dataset data;
   if (!o.data.empty()) {
     std::printf("loading %s %s from %s\n", o.data.c_str(), o.split.c_str(), o.data_dir.c_str());
-    data = load_dataset(o.data, o.split == "test" ? Split::test : Split::train, ckpt.preprocess,
+    data = load_dataset(o.data, o.split == "test" ? Subset::test : Subset::train, ckpt.preprocess,
                         o.data_dir);
     if (data.num_classes != int(spec.output().size()))
       throw std::invalid_argument(o.data + " has " + std::to_string(data.num_classes) +

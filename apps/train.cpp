@@ -1,17 +1,17 @@
 // starcnn's training app: trains a network on a data set with StarPU's CPU and CUDA workers,
 // prints progress and a summary per epoch, saves checkpoints, and ends with one JSON line. With
-// --trace DIR it records StarPU's FxT trace of the run and converts it (apps/trace_cli.h).
-#include "apps/args_cli.h"
-#include "apps/progress_cli.h"
-#include "apps/trace_cli.h"
-#include "model/auto_planning.h"
-#include "model/checkpoint.h"
-#include "model/dataset.h"
-#include "model/network_spec.h"
-#include "model/parameter_set.h"
-#include "model/run_stats.h"
-#include "model/runtime.h"
-#include "model/trainer.h"
+// --trace DIR it records StarPU's FxT trace of the run and converts it (apps/cli/trace.h).
+#include "apps/cli/args.h"
+#include "apps/cli/progress.h"
+#include "apps/cli/trace.h"
+#include "model/data/dataset.h"
+#include "model/io/checkpoint.h"
+#include "model/nn/network_spec.h"
+#include "model/nn/parameter_set.h"
+#include "model/runtime/run_stats.h"
+#include "model/runtime/runtime.h"
+#include "model/train/plan_calibration.h"
+#include "model/train/trainer.h"
 
 #include <algorithm>
 #include <atomic>
@@ -141,8 +141,8 @@ void save(const Options &o, const NetworkSpec &spec, const Dataset &data, Parame
 // Trains; StarPU runs only inside. Leaves the JSON summary line in *summary.
 int run(const Options &o, std::string *summary) {
   std::printf("loading %s from %s\n", o.data.c_str(), o.data_dir.c_str());
-  const Dataset train = load_dataset(o.data, Split::train, o.data_dir);
-  const Dataset test = load_dataset(o.data, Split::test, o.data_dir);
+  const Dataset train = load_dataset(o.data, Subset::train, o.data_dir);
+  const Dataset test = load_dataset(o.data, Subset::test, o.data_dir);
   NetworkSpec spec = load_network(o.network);
   if (spec.input.c != int(train.channels)) spec = with_input_channels(spec, int(train.channels));
   if (spec.input.h != int(train.height) || spec.input.w != int(train.width))
@@ -150,7 +150,7 @@ int run(const Options &o, std::string *summary) {
                                 std::to_string(spec.input.w) + " inputs, " + o.data + " has " +
                                 std::to_string(train.height) + "x" + std::to_string(train.width));
 
-  Runtime runtime(o.trace);
+  Runtime runtime({o.trace});
   std::printf("StarPU scheduler %s, %s\n", runtime.describe_scheduler().c_str(),
               runtime.describe_workers().c_str());
   const int micro_batches =

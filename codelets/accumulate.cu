@@ -1,5 +1,5 @@
 #include "codelets/accumulate.h"
-#include "codelets/cuda_support.h"
+#include "codelets/support/cuda_support.h"
 
 namespace starcnn {
 namespace {

@@ -4,7 +4,7 @@
 // GradientAccess choice every gradient op offers.
 #pragma once
 
-#include "codelets/codelet_support.h"
+#include "codelets/support/codelet_support.h"
 
 #include <cstddef>
 #include <cstdint>

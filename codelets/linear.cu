@@ -2,8 +2,8 @@
 
 #include <cstdio>
 
-#include "codelets/cuda_support.h"
 #include "codelets/linear.h"
+#include "codelets/support/cuda_support.h"
 
 // cuBLAS is column-major, and a row-major [r, c] matrix is the column-major [c, r] matrix of its
 // transpose. So each row-major product C = A B below is computed as C^T = B^T A^T, with operands

@@ -10,7 +10,7 @@
 // Any handle may be a sub-handle (a sub-batch) of a larger tensor; shape.n counts its samples.
 #pragma once
 
-#include "codelets/codelet_support.h"
+#include "codelets/support/codelet_support.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -2,7 +2,7 @@
 // C = sum of c_p, and its backward, split dY -> dY_1..dY_k. Any handle may hold a sub-batch.
 #pragma once
 
-#include "codelets/codelet_support.h"
+#include "codelets/support/codelet_support.h"
 
 #include <cstddef>
 #include <cstdint>

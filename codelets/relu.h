@@ -2,7 +2,7 @@
 // Any handle may be a sub-handle (a sub-batch) of a larger tensor.
 #pragma once
 
-#include "codelets/codelet_support.h"
+#include "codelets/support/codelet_support.h"
 
 #include <cstddef>
 

@@ -5,7 +5,7 @@
 // Works on any parameter vector (weights or biases), or on one part of a split one.
 #pragma once
 
-#include "codelets/codelet_support.h"
+#include "codelets/support/codelet_support.h"
 
 #include <cstddef>
 #include <cstdint>

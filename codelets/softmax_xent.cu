@@ -1,5 +1,5 @@
-#include "codelets/cuda_support.h"
 #include "codelets/softmax_xent.h"
+#include "codelets/support/cuda_support.h"
 
 #include <algorithm>
 

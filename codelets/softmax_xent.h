@@ -13,7 +13,7 @@
 #pragma once
 
 #include "codelets/accumulate.h"
-#include "codelets/codelet_support.h"
+#include "codelets/support/codelet_support.h"
 
 #include <cstddef>
 #include <cstdint>

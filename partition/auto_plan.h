@@ -17,7 +17,7 @@
 // `min_gain`, so a layer stays whole on its faster side when co-execution cannot clearly pay.
 #pragma once
 
-#include "codelets/conv2d_shape.h"
+#include "codelets/conv2d/conv2d_shape.h"
 #include "codelets/merge.h"
 #include "partition/split_plan.h"
 
@@ -115,8 +115,8 @@ std::vector<AutoChoice> choose_auto_plans(const std::vector<AutoLayer> &layers,
 
 // Filters a plan gives the CPU workers.
 int cpu_filters(const SplitPlan &plan);
-// The tasks' parts of a plan, as model/conv_layer.h's parts_of() cuts them: a part of F filters and
-// T tasks becomes min(T, F) parts of about F/T filters. Parts on `any` count as CUDA parts
+// The tasks' parts of a plan, as model/nn/conv_layer.h's parts_of() cuts them: a part of F filters
+// and T tasks becomes min(T, F) parts of about F/T filters. Parts on `any` count as CUDA parts
 // where there are CUDA workers.
 std::vector<SplitPart> task_parts(const SplitPlan &plan);
 

@@ -92,7 +92,7 @@ SplitPlan parse_split_plan(const std::string &text, int filters, const MachineWo
   if (text == "auto")
     fail(text,
          "auto is chosen from StarPU's perf models before the layers are built "
-         "(model/auto_planning.h), not parsed");
+         "(model/train/plan_calibration.h), not parsed");
   SplitPlan plan;
   if (text == "none") {
     plan = even_plan(filters, 1);

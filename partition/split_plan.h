@@ -2,7 +2,7 @@
 // and how many tasks a part is cut into (by filters) so that every CPU worker has work.
 #pragma once
 
-#include "codelets/codelet_support.h"
+#include "codelets/support/codelet_support.h"
 
 #include <string>
 #include <vector>

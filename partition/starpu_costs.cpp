@@ -1,9 +1,9 @@
 #include "partition/starpu_costs.h"
 
-#include "codelets/conv2d_backward_data.h"
-#include "codelets/conv2d_backward_filter.h"
-#include "codelets/conv2d_forward.h"
-#include "codelets/conv2d_task_support.h"
+#include "codelets/conv2d/conv2d_backward_data.h"
+#include "codelets/conv2d/conv2d_backward_filter.h"
+#include "codelets/conv2d/conv2d_forward.h"
+#include "codelets/conv2d/conv2d_task_support.h"
 
 #include <cmath>
 #include <limits>

@@ -1,8 +1,8 @@
 // Pieces shared by the training benchmarks (train_benchmark, split_sweep).
 #pragma once
 
-#include "model/dataset.h"
-#include "model/network_spec.h"
+#include "model/data/dataset.h"
+#include "model/nn/network_spec.h"
 
 #include <cstdint>
 #include <vector>

@@ -12,17 +12,17 @@
 //   exec_us: StarPU's per-worker executing time over one more round with profiling on, per call
 //            (for CUDA, from task start to the end of its asynchronous work on the stream).
 #include "codelets/accumulate.h"
-#include "codelets/codelet_runtime.h"
-#include "codelets/codelet_support.h"
-#include "codelets/conv2d_backward_data.h"
-#include "codelets/conv2d_backward_filter.h"
-#include "codelets/conv2d_forward.h"
-#include "codelets/conv2d_prepare.h"
+#include "codelets/conv2d/conv2d_backward_data.h"
+#include "codelets/conv2d/conv2d_backward_filter.h"
+#include "codelets/conv2d/conv2d_forward.h"
+#include "codelets/conv2d/conv2d_prepare.h"
 #include "codelets/linear.h"
 #include "codelets/maxpool.h"
 #include "codelets/relu.h"
 #include "codelets/sgd.h"
 #include "codelets/softmax_xent.h"
+#include "codelets/support/codelet_runtime.h"
+#include "codelets/support/codelet_support.h"
 
 #include <starpu.h>
 #include <unistd.h>

@@ -12,14 +12,14 @@
 //
 // Without CUDA workers no split exists: the sweep then cuts the layer's CPU share into 1..N tasks
 // (N CPU workers) instead, and says so.
-#include "apps/args_cli.h"
-#include "model/auto_planning.h"
-#include "model/dataset.h"
-#include "model/mini_json.h"
-#include "model/network_spec.h"
-#include "model/parameter_set.h"
-#include "model/runtime.h"
-#include "model/trainer.h"
+#include "apps/cli/args.h"
+#include "model/data/dataset.h"
+#include "model/io/json.h"
+#include "model/nn/network_spec.h"
+#include "model/nn/parameter_set.h"
+#include "model/runtime/runtime.h"
+#include "model/train/plan_calibration.h"
+#include "model/train/trainer.h"
 #include "perf/bench_support.h"
 
 #include <starpu.h>

@@ -1,4 +1,4 @@
-"""starcnn's built-in networks (model/networks/*.net) as PyTorch modules, with the same layer
+"""starcnn's built-in networks (model/nn/networks/*.net) as PyTorch modules, with the same layer
 names, so a starcnn checkpoint's tensors are these modules' state_dict."""
 import torch
 import torch.nn as nn

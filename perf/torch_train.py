@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """PyTorch training-step timings of starcnn's networks, one JSON line per measurement.
 
-The same networks (lenet and wide on 3x32x32 inputs, model/networks/*.net), batches and step as
+The same networks (lenet and wide on 3x32x32 inputs, model/nn/networks/*.net), batches and step as
 perf/train_benchmark: fp32, cross-entropy, SGD with momentum 0.9; one step = copy the batch in +
 zero_grad + forward + backward + step. Configurations:
     torch-cpu          eager on the CPU, torch.get_num_threads() threads (--threads to set)

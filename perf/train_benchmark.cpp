@@ -12,16 +12,16 @@
 // steps. Warm-up rounds also count the tasks each kind of worker runs (StarPU's profiling
 // counters, off while timing). --max-seconds caps both the warm-up and the timing of one
 // measurement. One JSON line per measurement on stdout, a table on stderr.
-#include "apps/args_cli.h"
-#include "codelets/codelet_runtime.h"
-#include "codelets/codelet_support.h"
-#include "model/auto_planning.h"
-#include "model/dataset.h"
-#include "model/mini_json.h"
-#include "model/network_spec.h"
-#include "model/parameter_set.h"
-#include "model/runtime.h"
-#include "model/trainer.h"
+#include "apps/cli/args.h"
+#include "codelets/support/codelet_runtime.h"
+#include "codelets/support/codelet_support.h"
+#include "model/data/dataset.h"
+#include "model/io/json.h"
+#include "model/nn/network_spec.h"
+#include "model/nn/parameter_set.h"
+#include "model/runtime/runtime.h"
+#include "model/train/plan_calibration.h"
+#include "model/train/trainer.h"
 #include "perf/bench_support.h"
 
 #include <starpu.h>

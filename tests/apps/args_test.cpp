@@ -1,6 +1,6 @@
 // ArgParser's positional arguments: collected in order between options, and options still
 // checked (an unknown --flag or a lone -x is an error, not an image name).
-#include "apps/args_cli.h"
+#include "apps/cli/args.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The PGM and PNG readers of infer: pixels of files written here byte by byte (PNG rows with each
 // of the five filters, encoded by the test from the PNG specification), a PNG from another
 // encoder, and corrupt or unsupported files, whose errors must name the file and the problem.
-#include "apps/image_file_cli.h"
+#include "apps/cli/image_file.h"
 
 #include <gtest/gtest.h>
 #include <zlib.h>

@@ -1,6 +1,6 @@
 // cuda_devices_for_starpu(), read before StarPU starts, must agree with the CUDA workers StarPU
 // then finds (here none, on the GPU machine some), and STARPU_NCUDA=0 must mean none.
-#include "codelets/codelet_runtime.h"
+#include "codelets/support/codelet_runtime.h"
 
 #include "tests/support/starpu_runtime.h"
 

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <vector>
 
-#include "codelets/conv2d_shape.h"
+#include "codelets/conv2d/conv2d_shape.h"
 #include "tests/support/comparisons.h"
 
 namespace starcnn::testing {

@@ -1,9 +1,9 @@
 // A convolution whose filters are split into k slices (conv per slice, merge; split dY, per-slice
 // gradients, REDUX-summed dX) gives the unsplit convolution's results to float32 rounding.
 #include "codelets/accumulate.h"
-#include "codelets/conv2d_backward_data.h"
-#include "codelets/conv2d_backward_filter.h"
-#include "codelets/conv2d_forward.h"
+#include "codelets/conv2d/conv2d_backward_data.h"
+#include "codelets/conv2d/conv2d_backward_filter.h"
+#include "codelets/conv2d/conv2d_forward.h"
 #include "codelets/merge.h"
 
 #include <gtest/gtest.h>

@@ -1,9 +1,9 @@
 // Convolution codelets on CPU workers against a float64 naive convolution and against central
 // finite differences of it, under each test scheduler.
 #include "codelets/accumulate.h"
-#include "codelets/conv2d_backward_data.h"
-#include "codelets/conv2d_backward_filter.h"
-#include "codelets/conv2d_forward.h"
+#include "codelets/conv2d/conv2d_backward_data.h"
+#include "codelets/conv2d/conv2d_backward_filter.h"
+#include "codelets/conv2d/conv2d_forward.h"
 
 #include <gtest/gtest.h>
 

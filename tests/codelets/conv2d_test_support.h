@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "codelets/conv2d_shape.h"
+#include "codelets/conv2d/conv2d_shape.h"
 #include "tests/support/random_data.h"
 #include "tests/support/vector_partition.h"
 

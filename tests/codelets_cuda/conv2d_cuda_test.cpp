@@ -3,10 +3,10 @@
 // Winograd algorithms whose float32 rounding is spread over the whole tensor rather than per
 // element (TF32 is off unless STARCNN_CUDNN_TF32=1).
 #include "codelets/accumulate.h"
-#include "codelets/conv2d_backward_data.h"
-#include "codelets/conv2d_backward_filter.h"
-#include "codelets/conv2d_forward.h"
-#include "codelets/conv2d_prepare.h"
+#include "codelets/conv2d/conv2d_backward_data.h"
+#include "codelets/conv2d/conv2d_backward_filter.h"
+#include "codelets/conv2d/conv2d_forward.h"
+#include "codelets/conv2d/conv2d_prepare.h"
 #include "codelets/merge.h"
 
 #include <gtest/gtest.h>

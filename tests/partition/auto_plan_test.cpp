@@ -3,7 +3,7 @@
 // a machine without CUDA workers gets all-CPU plans whatever the costs.
 #include "partition/auto_plan.h"
 
-#include "model/conv_layer.h"
+#include "model/nn/conv_layer.h"
 
 #include <gtest/gtest.h>
 

@@ -5,9 +5,9 @@
 #include "partition/starpu_costs.h"
 
 #include "codelets/accumulate.h"
-#include "codelets/conv2d_backward_data.h"
-#include "codelets/conv2d_backward_filter.h"
-#include "codelets/conv2d_forward.h"
+#include "codelets/conv2d/conv2d_backward_data.h"
+#include "codelets/conv2d/conv2d_backward_filter.h"
+#include "codelets/conv2d/conv2d_forward.h"
 #include "tests/support/registered_vector.h"
 #include "tests/support/starpu_runtime.h"
 

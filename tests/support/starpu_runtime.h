@@ -1,11 +1,13 @@
-// Starts StarPU for one test with a chosen scheduler and stops it afterwards.
+// Starts StarPU for one test with a chosen scheduler and stops it afterwards: the programs' own
+// Runtime (model/runtime/runtime.h) with the test's policy and CUDA worker count.
 #pragma once
 
 #include <gtest/gtest.h>
-#include <starpu.h>
 
 #include <string>
 #include <vector>
+
+#include "model/runtime/runtime.h"
 
 namespace starcnn::testing {
 
@@ -20,19 +22,13 @@ inline std::string scheduler_test_name(const ::testing::TestParamInfo<std::strin
   return param.param;
 }
 
-class StarpuRuntime {
+class StarpuRuntime : public Runtime {
  public:
   // `sched` overrides STARPU_SCHED for this runtime; ncuda < 0 takes every CUDA device.
-  explicit StarpuRuntime(const std::string &sched, int ncuda = -1);
-  ~StarpuRuntime();
-  StarpuRuntime(const StarpuRuntime &) = delete;
-  StarpuRuntime &operator=(const StarpuRuntime &) = delete;
-
-  bool started() const { return started_; }
-  std::string policy_name() const;
-
- private:
-  bool started_ = false;
+  explicit StarpuRuntime(const std::string &sched, int ncuda = -1)
+      : Runtime(RuntimeOptions{"", sched, ncuda}) {}
+  std::string policy_name() const { return scheduler(); }
+  bool started() const { return true; }  // the constructor throws otherwise
 };
 
 }  // namespace starcnn::testing

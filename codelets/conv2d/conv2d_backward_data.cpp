@@ -1,0 +1,67 @@
+#include "codelets/conv2d/conv2d_backward_data.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+
+#include "codelets/conv2d/conv2d_task_support.h"
+#include "codelets/conv2d/im2col.h"
+
+namespace starcnn {
+
+void conv2d_backward_data_cpu(const Conv2dShape &s, const float *w, const float *dy, float *dx,
+                              float *col, bool accumulate) {
+  const size_t rows = s.col_rows(), cols = s.col_cols(), x_sample = size_t(s.c_in) * s.h * s.w;
+  if (!accumulate) std::fill(dx, dx + s.n * x_sample, 0.0f);
+  for (size_t i = 0; i < s.n; ++i) {
+    const float *dyi = dy + i * s.c_out * cols;
+    float *dxi = dx + i * x_sample;
+    // col [rows, cols] = W^T [rows, c_out] * dY_i [c_out, cols]; pointwise shapes add straight
+    // into dX_i, others scatter col back with col2im.
+    float *out = s.pointwise() ? dxi : col;
+    const float beta = s.pointwise() ? 1.0f : 0.0f;
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, int(rows), int(cols), int(s.c_out), 1.0f,
+                w, int(rows), dyi, int(cols), beta, out, int(cols));
+    if (!s.pointwise()) col2im_add_cpu(s, col, dxi);
+  }
+}
+
+namespace {
+
+void conv2d_backward_data_cpu_task(void *buffers[], void *cl_arg) {
+  const Conv2dGradientArgs args = unpack_gradient_args(cl_arg);
+  conv2d_backward_data_cpu(args.shape, vector_data(buffers[0]), vector_data(buffers[1]),
+                           vector_data(buffers[2]), vector_data(buffers[3]), args.accumulates());
+}
+
+#ifdef STARCNN_USE_CUDA
+void conv2d_backward_data_cuda_task(void *buffers[], void *cl_arg) {
+  const Conv2dGradientArgs args = unpack_gradient_args(cl_arg);
+  conv2d_backward_data_cuda(args.shape, vector_data(buffers[0]), vector_data(buffers[1]),
+                            vector_data(buffers[2]), args.accumulates());
+}
+#endif
+
+starpu_perfmodel conv2d_backward_data_model = history_model("starcnn_conv2d_backward_data");
+
+}  // namespace
+
+// Variable buffers: dX's mode (W or REDUX) is chosen per task.
+starpu_codelet conv2d_backward_data_codelet = make_codelet(
+    "conv2d_backward_data", conv2d_backward_data_cpu_task,
+    STARCNN_CUDA_FUNC(conv2d_backward_data_cuda_task), &conv2d_backward_data_model, {});
+
+void submit_conv2d_backward_data(starpu_data_handle_t w, starpu_data_handle_t dy,
+                                 starpu_data_handle_t dx, const Conv2dShape &shape,
+                                 GradientAccess access, Where where, int priority) {
+  const Conv2dGradientArgs args{shape, access};
+  starpu_data_handle_t col = register_col_scratch(shape);
+  const int ret = starpu_task_insert(&conv2d_backward_data_codelet, STARPU_R, w, STARPU_R, dy,
+                                     gradient_access_mode(access), dx, STARPU_SCRATCH, col,
+                                     STARPU_VALUE, &args, sizeof(args), STARPU_EXECUTE_WHERE,
+                                     where_mask(where), STARPU_PRIORITY, priority, 0);
+  starpu_data_unregister_submit(col);
+  check_submit(ret, "conv2d_backward_data");
+}
+
+}  // namespace starcnn

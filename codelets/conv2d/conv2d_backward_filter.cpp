@@ -1,0 +1,85 @@
+#include "codelets/conv2d/conv2d_backward_filter.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+
+#include "codelets/conv2d/conv2d_task_support.h"
+#include "codelets/conv2d/im2col.h"
+
+namespace starcnn {
+namespace {
+
+// Eight running sums, so the additions pipeline and vectorise (one sum is a chain of dependent
+// additions, which the compiler may not reorder).
+float sum_of(const float *x, size_t count) {
+  float lanes[8] = {};
+  size_t i = 0;
+  for (; i + 8 <= count; i += 8)
+    for (int l = 0; l < 8; ++l) lanes[l] += x[i + size_t(l)];
+  float sum = 0.0f;
+  for (; i < count; ++i) sum += x[i];
+  for (float lane : lanes) sum += lane;
+  return sum;
+}
+
+}  // namespace
+
+void conv2d_backward_filter_cpu(const Conv2dShape &s, const float *x, const float *dy, float *dw,
+                                float *db, float *col, bool accumulate) {
+  const size_t rows = s.col_rows(), cols = s.col_cols();
+  if (!accumulate) std::fill(db, db + s.c_out, 0.0f);
+  for (size_t i = 0; i < s.n; ++i) {
+    const float *xi = x + i * s.c_in * s.h * s.w;
+    const float *dyi = dy + i * s.c_out * cols;
+    if (!s.pointwise()) im2col_cpu(s, xi, col);
+    // dW [c_out, rows] (+)= dY_i [c_out, cols] * col^T [cols, rows]
+    const float beta = (accumulate || i > 0) ? 1.0f : 0.0f;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(s.c_out), int(rows), int(cols), 1.0f,
+                dyi, int(cols), s.pointwise() ? xi : col, int(cols), beta, dw, int(rows));
+    for (size_t f = 0; f < s.c_out; ++f) db[f] += sum_of(dyi + f * cols, cols);
+  }
+}
+
+namespace {
+
+void conv2d_backward_filter_cpu_task(void *buffers[], void *cl_arg) {
+  const Conv2dGradientArgs args = unpack_gradient_args(cl_arg);
+  conv2d_backward_filter_cpu(args.shape, vector_data(buffers[0]), vector_data(buffers[1]),
+                             vector_data(buffers[2]), vector_data(buffers[3]),
+                             vector_data(buffers[4]), args.accumulates());
+}
+
+#ifdef STARCNN_USE_CUDA
+void conv2d_backward_filter_cuda_task(void *buffers[], void *cl_arg) {
+  const Conv2dGradientArgs args = unpack_gradient_args(cl_arg);
+  conv2d_backward_filter_cuda(args.shape, vector_data(buffers[0]), vector_data(buffers[1]),
+                              vector_data(buffers[2]), vector_data(buffers[3]), args.accumulates());
+}
+#endif
+
+starpu_perfmodel conv2d_backward_filter_model = history_model("starcnn_conv2d_backward_filter");
+
+}  // namespace
+
+// Variable buffers: the gradients' mode (W or REDUX) is chosen per task.
+starpu_codelet conv2d_backward_filter_codelet = make_codelet(
+    "conv2d_backward_filter", conv2d_backward_filter_cpu_task,
+    STARCNN_CUDA_FUNC(conv2d_backward_filter_cuda_task), &conv2d_backward_filter_model, {});
+
+void submit_conv2d_backward_filter(starpu_data_handle_t x, starpu_data_handle_t dy,
+                                   starpu_data_handle_t dw, starpu_data_handle_t db,
+                                   const Conv2dShape &shape, GradientAccess access, Where where,
+                                   int priority) {
+  const Conv2dGradientArgs args{shape, access};
+  const starpu_data_access_mode mode = gradient_access_mode(access);
+  starpu_data_handle_t col = register_col_scratch(shape);
+  const int ret =
+      starpu_task_insert(&conv2d_backward_filter_codelet, STARPU_R, x, STARPU_R, dy, mode, dw, mode,
+                         db, STARPU_SCRATCH, col, STARPU_VALUE, &args, sizeof(args),
+                         STARPU_EXECUTE_WHERE, where_mask(where), STARPU_PRIORITY, priority, 0);
+  starpu_data_unregister_submit(col);
+  check_submit(ret, "conv2d_backward_filter");
+}
+
+}  // namespace starcnn

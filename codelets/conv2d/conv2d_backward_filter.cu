@@ -1,0 +1,23 @@
+// cuDNN weight and bias gradients; host code only, run inside a CUDA task.
+#include "codelets/conv2d/conv2d_backward_filter.h"
+#include "codelets/conv2d/cudnn_context.h"
+
+namespace starcnn {
+
+void conv2d_backward_filter_cuda(const Conv2dShape &shape, const float *x, const float *dy,
+                                 float *dw, float *db, bool accumulate) {
+  CudnnWorkerContext &cudnn = this_worker_cudnn();
+  const CudnnConv2dPlan &plan = this_worker_conv2d_plan(shape);
+  // beta = 0 overwrites without reading the old value; beta = 1 adds into it.
+  const float one = 1.0f, beta = accumulate ? 1.0f : 0.0f;
+  check_cudnn(cudnnSetConvolutionMathType(plan.conv, plan.backward_filter_math),
+              "set backward filter math");
+  check_cudnn(cudnnConvolutionBackwardFilter(cudnn.handle, &one, plan.x, x, plan.y, dy, plan.conv,
+                                             plan.backward_filter_algo, cudnn.workspace,
+                                             cudnn.workspace_size, &beta, plan.w, dw),
+              "convolution backward filter");
+  check_cudnn(cudnnConvolutionBackwardBias(cudnn.handle, &one, plan.y, dy, &beta, plan.bias, db),
+              "convolution backward bias");
+}
+
+}  // namespace starcnn

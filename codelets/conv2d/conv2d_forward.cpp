@@ -1,0 +1,64 @@
+#include "codelets/conv2d/conv2d_forward.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+
+#include "codelets/conv2d/conv2d_task_support.h"
+#include "codelets/conv2d/im2col.h"
+
+namespace starcnn {
+
+void conv2d_forward_cpu(const Conv2dShape &s, const float *x, const float *w, const float *b,
+                        float *y, float *col) {
+  const size_t rows = s.col_rows(), cols = s.col_cols();
+  for (size_t i = 0; i < s.n; ++i) {
+    const float *xi = x + i * s.c_in * s.h * s.w;
+    float *yi = y + i * s.c_out * cols;
+    if (!s.pointwise()) im2col_cpu(s, xi, col);
+    for (size_t f = 0; f < s.c_out; ++f) std::fill(yi + f * cols, yi + (f + 1) * cols, b[f]);
+    // Y_i [c_out, cols] += W [c_out, rows] * col [rows, cols]
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(s.c_out), int(cols), int(rows), 1.0f,
+                w, int(rows), s.pointwise() ? xi : col, int(cols), 1.0f, yi, int(cols));
+  }
+}
+
+namespace {
+
+void conv2d_forward_cpu_task(void *buffers[], void *cl_arg) {
+  Conv2dShape shape;
+  starpu_codelet_unpack_args(cl_arg, &shape);
+  conv2d_forward_cpu(shape, vector_data(buffers[0]), vector_data(buffers[1]),
+                     vector_data(buffers[2]), vector_data(buffers[3]), vector_data(buffers[4]));
+}
+
+#ifdef STARCNN_USE_CUDA
+void conv2d_forward_cuda_task(void *buffers[], void *cl_arg) {
+  Conv2dShape shape;
+  starpu_codelet_unpack_args(cl_arg, &shape);
+  conv2d_forward_cuda(shape, vector_data(buffers[0]), vector_data(buffers[1]),
+                      vector_data(buffers[2]), vector_data(buffers[3]));
+}
+#endif
+
+starpu_perfmodel conv2d_forward_model = history_model("starcnn_conv2d_forward");
+
+}  // namespace
+
+starpu_codelet conv2d_forward_codelet = make_codelet(
+    "conv2d_forward", conv2d_forward_cpu_task, STARCNN_CUDA_FUNC(conv2d_forward_cuda_task),
+    &conv2d_forward_model, {STARPU_R, STARPU_R, STARPU_R, STARPU_W, STARPU_SCRATCH});
+
+void submit_conv2d_forward(starpu_data_handle_t x, starpu_data_handle_t w, starpu_data_handle_t b,
+                           starpu_data_handle_t y, const Conv2dShape &shape, Where where,
+                           int priority) {
+  starpu_data_handle_t col = register_col_scratch(shape);
+  const int ret =
+      starpu_task_insert(&conv2d_forward_codelet, STARPU_R, x, STARPU_R, w, STARPU_R, b, STARPU_W,
+                         y, STARPU_SCRATCH, col, STARPU_VALUE, &shape, sizeof(shape),
+                         STARPU_EXECUTE_WHERE, where_mask(where), STARPU_PRIORITY, priority, 0);
+  starpu_data_unregister_submit(col);
+  check_submit(ret, "conv2d_forward");
+}
+
+}  // namespace starcnn

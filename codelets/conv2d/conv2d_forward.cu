@@ -1,0 +1,20 @@
+// cuDNN forward convolution plus bias; host code only, run inside a CUDA task.
+#include "codelets/conv2d/conv2d_forward.h"
+#include "codelets/conv2d/cudnn_context.h"
+
+namespace starcnn {
+
+void conv2d_forward_cuda(const Conv2dShape &shape, const float *x, const float *w, const float *b,
+                         float *y) {
+  CudnnWorkerContext &cudnn = this_worker_cudnn();
+  const CudnnConv2dPlan &plan = this_worker_conv2d_plan(shape);
+  const float one = 1.0f, zero = 0.0f;
+  check_cudnn(cudnnSetConvolutionMathType(plan.conv, plan.forward_math), "set forward math");
+  check_cudnn(cudnnConvolutionForward(cudnn.handle, &one, plan.x, x, plan.w, w, plan.conv,
+                                      plan.forward_algo, cudnn.workspace, cudnn.workspace_size,
+                                      &zero, plan.y, y),
+              "convolution forward");
+  check_cudnn(cudnnAddTensor(cudnn.handle, &one, plan.bias, b, &one, plan.y, y), "bias add");
+}
+
+}  // namespace starcnn

@@ -1,0 +1,188 @@
+#include "codelets/conv2d/cudnn_context.h"
+
+#include <cuda_runtime.h>
+#include <starpu.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <vector>
+
+namespace starcnn {
+namespace {
+
+// Indexed by StarPU worker id; each worker only touches its own entry, so no lock is needed.
+std::vector<std::unique_ptr<CudnnWorkerContext>> contexts;
+
+// Algorithms needing more workspace than this are skipped.
+constexpr size_t kMaxWorkspaceBytes = size_t(1) << 30;
+
+// Plain FP32 (FMA) arithmetic keeps CUDA results within float rounding of the CPU ones; setting
+// STARCNN_CUDNN_TF32=1 lets cuDNN use TF32 tensor cores instead (faster, ~1e-3 relative error).
+bool allow_tensor_math() {
+  const char *env = std::getenv("STARCNN_CUDNN_TF32");
+  return env && env[0] == '1';
+}
+
+void create_context(void *) {
+  auto context = std::make_unique<CudnnWorkerContext>();
+  check_cudnn(cudnnCreate(&context->handle), "cudnnCreate");
+  check_cudnn(cudnnSetStream(context->handle, starpu_cuda_get_local_stream()), "cudnnSetStream");
+  contexts[starpu_worker_get_id_check()] = std::move(context);
+}
+
+void destroy_plan(CudnnConv2dPlan &plan) {
+  check_cudnn(cudnnDestroyTensorDescriptor(plan.x), "destroy x descriptor");
+  check_cudnn(cudnnDestroyTensorDescriptor(plan.y), "destroy y descriptor");
+  check_cudnn(cudnnDestroyTensorDescriptor(plan.bias), "destroy bias descriptor");
+  check_cudnn(cudnnDestroyFilterDescriptor(plan.w), "destroy filter descriptor");
+  check_cudnn(cudnnDestroyConvolutionDescriptor(plan.conv), "destroy convolution descriptor");
+}
+
+void destroy_context(void *) {
+  std::unique_ptr<CudnnWorkerContext> &context = contexts[starpu_worker_get_id_check()];
+  if (!context) return;
+  cudaStreamSynchronize(starpu_cuda_get_local_stream());
+  for (auto &entry : context->conv2d_plans) destroy_plan(entry.second);
+  if (context->workspace) cudaFree(context->workspace);
+  check_cudnn(cudnnDestroy(context->handle), "cudnnDestroy");
+  context.reset();
+}
+
+void make_descriptors(const Conv2dShape &s, CudnnConv2dPlan &plan) {
+  const int n = int(s.n), c = int(s.c_in), f = int(s.c_out), k = int(s.k);
+  check_cudnn(cudnnCreateTensorDescriptor(&plan.x), "create x descriptor");
+  check_cudnn(cudnnCreateTensorDescriptor(&plan.y), "create y descriptor");
+  check_cudnn(cudnnCreateTensorDescriptor(&plan.bias), "create bias descriptor");
+  check_cudnn(cudnnCreateFilterDescriptor(&plan.w), "create filter descriptor");
+  check_cudnn(cudnnCreateConvolutionDescriptor(&plan.conv), "create convolution descriptor");
+  check_cudnn(cudnnSetTensor4dDescriptor(plan.x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, c,
+                                         int(s.h), int(s.w)),
+              "set x descriptor");
+  check_cudnn(cudnnSetTensor4dDescriptor(plan.y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, f,
+                                         int(s.out_h()), int(s.out_w())),
+              "set y descriptor");
+  check_cudnn(
+      cudnnSetTensor4dDescriptor(plan.bias, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, f, 1, 1),
+      "set bias descriptor");
+  check_cudnn(cudnnSetFilter4dDescriptor(plan.w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, f, c, k, k),
+              "set filter descriptor");
+  // Cross-correlation, as every CNN framework (and the CPU kernels) compute it.
+  check_cudnn(cudnnSetConvolution2dDescriptor(plan.conv, int(s.pad), int(s.pad), int(s.stride),
+                                              int(s.stride), 1, 1, CUDNN_CROSS_CORRELATION,
+                                              CUDNN_DATA_FLOAT),
+              "set convolution descriptor");
+}
+
+// The first heuristic answer that works, fits the workspace cap and (unless allowed) avoids
+// tensor-core math. Returns its algorithm, math type and workspace need.
+template <typename Perf, typename Algo>
+void pick(const Perf *perf, int count, const char *op, Algo &algo, cudnnMathType_t &math,
+          size_t &bytes) {
+  const bool tensor_ok = allow_tensor_math();
+  for (int i = 0; i < count; ++i) {
+    if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > kMaxWorkspaceBytes) continue;
+    if (!tensor_ok && perf[i].mathType != CUDNN_FMA_MATH && perf[i].mathType != CUDNN_DEFAULT_MATH)
+      continue;
+    algo = perf[i].algo;
+    math = tensor_ok ? perf[i].mathType : CUDNN_FMA_MATH;
+    bytes = perf[i].memory;
+    return;
+  }
+  std::fprintf(stderr, "starcnn: cuDNN offers no usable %s algorithm\n", op);
+  STARPU_ABORT();
+}
+
+void choose_algorithms(cudnnHandle_t handle, CudnnConv2dPlan &plan, size_t &workspace) {
+  constexpr int kMax = 16;
+  int count = 0;
+  size_t bytes = 0;
+  // Heuristics answer for the math type set on the descriptor.
+  check_cudnn(cudnnSetConvolutionMathType(
+                  plan.conv, allow_tensor_math() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH),
+              "set math type");
+  cudnnConvolutionFwdAlgoPerf_t fwd[kMax];
+  check_cudnn(cudnnGetConvolutionForwardAlgorithm_v7(handle, plan.x, plan.w, plan.conv, plan.y,
+                                                     kMax, &count, fwd),
+              "forward heuristics");
+  pick(fwd, count, "forward", plan.forward_algo, plan.forward_math, bytes);
+  workspace = bytes;
+  cudnnConvolutionBwdFilterAlgoPerf_t bwd_filter[kMax];
+  check_cudnn(cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle, plan.x, plan.y, plan.conv,
+                                                            plan.w, kMax, &count, bwd_filter),
+              "backward filter heuristics");
+  pick(bwd_filter, count, "backward filter", plan.backward_filter_algo, plan.backward_filter_math,
+       bytes);
+  workspace = std::max(workspace, bytes);
+  cudnnConvolutionBwdDataAlgoPerf_t bwd_data[kMax];
+  check_cudnn(cudnnGetConvolutionBackwardDataAlgorithm_v7(handle, plan.w, plan.y, plan.conv, plan.x,
+                                                          kMax, &count, bwd_data),
+              "backward data heuristics");
+  pick(bwd_data, count, "backward data", plan.backward_data_algo, plan.backward_data_math, bytes);
+  workspace = std::max(workspace, bytes);
+}
+
+// Outside any task: waits for the worker's stream before replacing a workspace it may be using.
+void grow_workspace(CudnnWorkerContext &context, size_t bytes) {
+  if (bytes <= context.workspace_size) return;
+  cudaError_t status = cudaStreamSynchronize(starpu_cuda_get_local_stream());
+  if (status == cudaSuccess && context.workspace) status = cudaFree(context.workspace);
+  context.workspace = nullptr;
+  context.workspace_size = 0;
+  if (status == cudaSuccess) status = cudaMalloc(&context.workspace, bytes);
+  if (status != cudaSuccess) STARPU_CUDA_REPORT_ERROR(status);
+  context.workspace_size = bytes;
+}
+
+}  // namespace
+
+void check_cudnn(cudnnStatus_t status, const char *what) {
+  if (status == CUDNN_STATUS_SUCCESS) return;
+  std::fprintf(stderr, "starcnn: cuDNN %s failed: %s\n", what, cudnnGetErrorString(status));
+  STARPU_ABORT();
+}
+
+void start_cudnn_contexts() {
+  contexts.clear();
+  contexts.resize(starpu_worker_get_count());
+  starpu_execute_on_each_worker(create_context, nullptr, STARPU_CUDA);
+}
+
+void stop_cudnn_contexts() {
+  starpu_execute_on_each_worker(destroy_context, nullptr, STARPU_CUDA);
+  contexts.clear();
+}
+
+void prepare_conv2d_on_this_worker(const Conv2dShape &shape) {
+  CudnnWorkerContext &context = this_worker_cudnn();
+  if (context.conv2d_plans.count(shape)) return;
+  CudnnConv2dPlan plan;
+  make_descriptors(shape, plan);
+  size_t workspace = 0;
+  choose_algorithms(context.handle, plan, workspace);
+  grow_workspace(context, workspace);
+  context.conv2d_plans.emplace(shape, plan);
+}
+
+CudnnWorkerContext &this_worker_cudnn() {
+  const unsigned id = unsigned(starpu_worker_get_id_check());
+  STARPU_ASSERT_MSG(id < contexts.size() && contexts[id],
+                    "no cuDNN context on this worker: start_codelet_resources() not called");
+  return *contexts[id];
+}
+
+const CudnnConv2dPlan &this_worker_conv2d_plan(const Conv2dShape &s) {
+  CudnnWorkerContext &context = this_worker_cudnn();
+  const auto found = context.conv2d_plans.find(s);
+  if (found == context.conv2d_plans.end()) {
+    std::fprintf(stderr,
+                 "starcnn: no cuDNN plan for conv2d n=%u c_in=%u h=%u w=%u c_out=%u k=%u stride=%u "
+                 "pad=%u: call prepare_conv2d(shape) before submitting\n",
+                 s.n, s.c_in, s.h, s.w, s.c_out, s.k, s.stride, s.pad);
+    STARPU_ABORT();
+  }
+  return found->second;
+}
+
+}  // namespace starcnn

@@ -1,0 +1,102 @@
+#include "codelets/support/codelet_support.h"
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace starcnn {
+namespace {
+
+// The bytes StarPU's packed arguments really hold (an int count, then each value's size_t size and
+// bytes): starpu_task_insert's cl_arg_size is the buffer's allocated size, whose tail is
+// uninitialised and would give every task its own footprint.
+size_t packed_args_length(const void *cl_arg, size_t cl_arg_size) {
+  const char *bytes = static_cast<const char *>(cl_arg);
+  int nargs = 0;
+  if (cl_arg_size < sizeof(nargs)) return cl_arg_size;
+  std::memcpy(&nargs, bytes, sizeof(nargs));
+  size_t used = sizeof(nargs);
+  for (int i = 0; i < nargs && used + sizeof(size_t) <= cl_arg_size; ++i) {
+    size_t size = 0;
+    std::memcpy(&size, bytes + used, sizeof(size));
+    used += sizeof(size) + size;
+  }
+  return used < cl_arg_size ? used : cl_arg_size;
+}
+
+uint32_t args_and_sizes_footprint(starpu_task *task) {
+  uint32_t hash = 0;
+  if (task->cl_arg && task->cl_arg_size > 0)
+    hash = starpu_hash_crc32c_be_n(task->cl_arg,
+                                   packed_args_length(task->cl_arg, task->cl_arg_size), hash);
+  const unsigned nbuffers = STARPU_TASK_GET_NBUFFERS(task);
+  for (unsigned i = 0; i < nbuffers; ++i) {
+    const size_t size = starpu_data_get_size(STARPU_TASK_GET_HANDLE(task, i));
+    hash = starpu_hash_crc32c_be_n(&size, sizeof(size), hash);
+  }
+  return hash;
+}
+
+starpu_perfmodel make_model(const char *symbol) {
+  starpu_perfmodel model;
+  std::memset(&model, 0, sizeof(model));
+  model.type = STARPU_HISTORY_BASED;
+  model.symbol = symbol;
+  return model;
+}
+
+}  // namespace
+
+starpu_perfmodel history_model(const char *symbol) {
+  starpu_perfmodel model = make_model(symbol);
+  model.footprint = args_and_sizes_footprint;
+  return model;
+}
+
+starpu_perfmodel size_history_model(const char *symbol) {
+  return make_model(symbol);
+}
+
+starpu_codelet make_codelet(const char *name, starpu_cpu_func_t cpu, starpu_cuda_func_t cuda,
+                            starpu_perfmodel *model,
+                            std::initializer_list<starpu_data_access_mode> modes) {
+  starpu_codelet cl;
+  starpu_codelet_init(&cl);
+  cl.name = name;
+  cl.cpu_funcs[0] = cpu;
+  if (cuda) {
+    cl.cuda_funcs[0] = cuda;
+    cl.cuda_flags[0] = STARPU_CUDA_ASYNC;
+  }
+  cl.model = model;
+  if (modes.size() == 0) {
+    cl.nbuffers = STARPU_VARIABLE_NBUFFERS;
+  } else {
+    cl.nbuffers = static_cast<int>(modes.size());
+    int i = 0;
+    for (starpu_data_access_mode mode : modes) cl.modes[i++] = mode;
+  }
+  return cl;
+}
+
+namespace {
+std::atomic<uint64_t> submitted_tasks{0};
+}  // namespace
+
+uint64_t submitted_task_count() {
+  return submitted_tasks.load(std::memory_order_relaxed);
+}
+
+void check_submit(int ret, const char *op) {
+  if (ret == 0) {
+    submitted_tasks.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  if (ret == -ENODEV)
+    throw std::runtime_error(std::string("no StarPU worker of the allowed kinds can run ") + op);
+  throw std::runtime_error(std::string("submitting ") + op + " failed: " + std::strerror(-ret));
+}
+
+}  // namespace starcnn

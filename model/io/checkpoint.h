@@ -1,0 +1,48 @@
+// Training checkpoints as one safetensors file that PyTorch can load:
+//   tensors   the parameters under their state_dict names (conv1.weight, ..., fc3.bias), in
+//             state_dict order, then, when saved, the SGD momentum buffers of the same shapes
+//             as "optimizer.momentum.<parameter name>" (a PyTorch model.load_state_dict skips
+//             them once filtered by the prefix; they are all there or none are)
+//   metadata  "format": "starcnn-checkpoint 1"
+//             "network": the network description's text
+//             "preprocess": a JSON object, {"pad": 2, "mean": [...], "std": [...]}
+//             "step", "epoch": decimal integers
+#pragma once
+
+#include "model/io/safetensors.h"
+#include "model/nn/network_spec.h"
+
+#include "model/data/preprocess.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace starcnn {
+
+constexpr const char *momentum_prefix = "optimizer.momentum.";
+
+std::string preprocess_to_json(const Preprocess &preprocess);
+// `source` names the text in errors.
+Preprocess preprocess_from_json(const std::string &text, const std::string &source);
+
+struct Checkpoint {
+  std::string network;  // the description's text
+  Preprocess preprocess;
+  int64_t step = 0, epoch = 0;
+  std::vector<NamedTensor> parameters;  // state_dict names and order
+  std::vector<NamedTensor> momentum;    // same names as parameters, or empty
+};
+
+// Writes atomically (see write_safetensors).
+void save_checkpoint(const std::string &path, const Checkpoint &checkpoint);
+// Reads without checking the tensors against a network (the network text is inside).
+Checkpoint read_checkpoint(const std::string &path);
+// Reads and checks that every parameter of `spec` (and momentum, when present) is there with the
+// right shape and nothing else is; errors name the file and the first mismatch.
+Checkpoint load_checkpoint(const std::string &path, const NetworkSpec &spec);
+// The same check on a checkpoint in memory; `source` names it in errors.
+void check_checkpoint(const Checkpoint &checkpoint, const NetworkSpec &spec,
+                      const std::string &source);
+
+}  // namespace starcnn

@@ -1,0 +1,371 @@
+#include "model/io/json.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+namespace starcnn::json {
+
+namespace {
+
+constexpr int max_depth = 64;
+
+class Parser {
+ public:
+  explicit Parser(const std::string &text) : s_(text) {}
+
+  Value document() {
+    skip_space();
+    Value v = value(0);
+    skip_space();
+    if (pos_ != s_.size()) fail("unexpected text after the JSON value");
+    return v;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string &what) const {
+    throw ParseError("JSON error at byte " + std::to_string(pos_) + ": " + what);
+  }
+
+  bool at_end() const { return pos_ >= s_.size(); }
+  char peek() const { return at_end() ? '\0' : s_[pos_]; }
+
+  void skip_space() {
+    while (!at_end() &&
+           (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r'))
+      ++pos_;
+  }
+
+  void expect(char c) {
+    if (at_end()) fail(std::string("unexpected end, expected '") + c + "'");
+    if (s_[pos_] != c) fail(std::string("expected '") + c + "'");
+    ++pos_;
+  }
+
+  void literal(const char *word) {
+    for (const char *p = word; *p; ++p) {
+      if (peek() != *p) fail(std::string("invalid literal, expected '") + word + "'");
+      ++pos_;
+    }
+  }
+
+  Value value(int depth) {
+    if (depth > max_depth) fail("nesting deeper than " + std::to_string(max_depth));
+    if (at_end()) fail("unexpected end, expected a value");
+    Value v;
+    switch (s_[pos_]) {
+      case '{':
+        v = object(depth);
+        break;
+      case '[':
+        v = array(depth);
+        break;
+      case '"':
+        v.kind = Kind::string;
+        v.text = string();
+        break;
+      case 't':
+        literal("true");
+        v.kind = Kind::boolean;
+        v.boolean = true;
+        break;
+      case 'f':
+        literal("false");
+        v.kind = Kind::boolean;
+        break;
+      case 'n':
+        literal("null");
+        break;
+      default:
+        v.kind = Kind::number;
+        v.text = number();
+    }
+    return v;
+  }
+
+  Value object(int depth) {
+    Value v;
+    v.kind = Kind::object;
+    expect('{');
+    skip_space();
+    if (peek() == '}') {
+      ++pos_;
+      return v;
+    }
+    for (;;) {
+      skip_space();
+      if (peek() != '"') fail("expected a quoted key");
+      size_t key_pos = pos_;
+      std::string key = string();
+      if (v.find(key)) {
+        pos_ = key_pos;
+        fail("duplicate key " + quote(key));
+      }
+      skip_space();
+      expect(':');
+      skip_space();
+      Value member = value(depth + 1);
+      v.members.emplace_back(std::move(key), std::move(member));
+      skip_space();
+      if (peek() == ',') {
+        ++pos_;
+        continue;
+      }
+      expect('}');
+      return v;
+    }
+  }
+
+  Value array(int depth) {
+    Value v;
+    v.kind = Kind::array;
+    expect('[');
+    skip_space();
+    if (peek() == ']') {
+      ++pos_;
+      return v;
+    }
+    for (;;) {
+      skip_space();
+      v.items.push_back(value(depth + 1));
+      skip_space();
+      if (peek() == ',') {
+        ++pos_;
+        continue;
+      }
+      expect(']');
+      return v;
+    }
+  }
+
+  unsigned hex4() {
+    unsigned code = 0;
+    for (int i = 0; i < 4; ++i) {
+      char c = peek();
+      unsigned d;
+      if (c >= '0' && c <= '9')
+        d = unsigned(c - '0');
+      else if (c >= 'a' && c <= 'f')
+        d = unsigned(c - 'a' + 10);
+      else if (c >= 'A' && c <= 'F')
+        d = unsigned(c - 'A' + 10);
+      else
+        fail("bad \\u escape");
+      code = code * 16 + d;
+      ++pos_;
+    }
+    return code;
+  }
+
+  static void append_utf8(std::string &out, unsigned code) {
+    if (code < 0x80) {
+      out += char(code);
+    } else if (code < 0x800) {
+      out += char(0xC0 | (code >> 6));
+      out += char(0x80 | (code & 0x3F));
+    } else if (code < 0x10000) {
+      out += char(0xE0 | (code >> 12));
+      out += char(0x80 | ((code >> 6) & 0x3F));
+      out += char(0x80 | (code & 0x3F));
+    } else {
+      out += char(0xF0 | (code >> 18));
+      out += char(0x80 | ((code >> 12) & 0x3F));
+      out += char(0x80 | ((code >> 6) & 0x3F));
+      out += char(0x80 | (code & 0x3F));
+    }
+  }
+
+  std::string string() {
+    expect('"');
+    std::string out;
+    for (;;) {
+      if (at_end()) fail("unterminated string");
+      char c = s_[pos_];
+      if (c == '"') {
+        ++pos_;
+        return out;
+      }
+      if (static_cast<unsigned char>(c) < 0x20) fail("control character inside a string");
+      if (c != '\\') {
+        out += c;
+        ++pos_;
+        continue;
+      }
+      ++pos_;
+      if (at_end()) fail("unterminated escape");
+      char e = s_[pos_++];
+      switch (e) {
+        case '"':
+          out += '"';
+          break;
+        case '\\':
+          out += '\\';
+          break;
+        case '/':
+          out += '/';
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
+        case 'n':
+          out += '\n';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 't':
+          out += '\t';
+          break;
+        case 'u': {
+          unsigned code = hex4();
+          if (code >= 0xD800 && code < 0xDC00) {
+            if (peek() != '\\') fail("unpaired surrogate in \\u escape");
+            ++pos_;
+            if (peek() != 'u') fail("unpaired surrogate in \\u escape");
+            ++pos_;
+            unsigned low = hex4();
+            if (low < 0xDC00 || low >= 0xE000) fail("unpaired surrogate in \\u escape");
+            code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
+          } else if (code >= 0xDC00 && code < 0xE000) {
+            fail("unpaired surrogate in \\u escape");
+          }
+          append_utf8(out, code);
+          break;
+        }
+        default:
+          --pos_;
+          fail(std::string("unknown escape '\\") + e + "'");
+      }
+    }
+  }
+
+  static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+  // Checks the RFC 8259 number grammar and returns the literal.
+  std::string number() {
+    size_t begin = pos_;
+    if (peek() == '-') ++pos_;
+    if (peek() == '0') {
+      ++pos_;
+    } else if (is_digit(peek())) {
+      while (is_digit(peek())) ++pos_;
+    } else {
+      fail("expected a value");
+    }
+    if (peek() == '.') {
+      ++pos_;
+      if (!is_digit(peek())) fail("expected a digit after '.'");
+      while (is_digit(peek())) ++pos_;
+    }
+    if (peek() == 'e' || peek() == 'E') {
+      ++pos_;
+      if (peek() == '+' || peek() == '-') ++pos_;
+      if (!is_digit(peek())) fail("expected a digit in the exponent");
+      while (is_digit(peek())) ++pos_;
+    }
+    return s_.substr(begin, pos_ - begin);
+  }
+
+  const std::string &s_;
+  size_t pos_ = 0;
+};
+
+}  // namespace
+
+const Value *Value::find(const std::string &key) const {
+  for (const auto &member : members)
+    if (member.first == key) return &member.second;
+  return nullptr;
+}
+
+const char *kind_name(Kind kind) {
+  switch (kind) {
+    case Kind::null:
+      return "null";
+    case Kind::boolean:
+      return "a boolean";
+    case Kind::number:
+      return "a number";
+    case Kind::string:
+      return "a string";
+    case Kind::array:
+      return "an array";
+    case Kind::object:
+      return "an object";
+  }
+  return "?";
+}
+
+Value parse(const std::string &text) {
+  return Parser(text).document();
+}
+
+uint64_t to_uint(const Value &value, const std::string &what) {
+  if (value.kind != Kind::number)
+    throw ParseError(what + " must be an integer, got " + kind_name(value.kind));
+  const std::string &t = value.text;
+  bool digits_only = !t.empty() && t.find_first_not_of("0123456789") == std::string::npos;
+  if (!digits_only) throw ParseError(what + " must be a non-negative integer, got " + t);
+  constexpr uint64_t limit = uint64_t(1) << 53;
+  if (t.size() > 16) throw ParseError(what + " is too large: " + t);
+  uint64_t n = 0;
+  for (char c : t) n = n * 10 + uint64_t(c - '0');
+  if (n > limit) throw ParseError(what + " is too large: " + t);
+  return n;
+}
+
+double to_double(const Value &value, const std::string &what) {
+  if (value.kind != Kind::number)
+    throw ParseError(what + " must be a number, got " + kind_name(value.kind));
+  double x = std::strtod(value.text.c_str(), nullptr);
+  if (!std::isfinite(x)) throw ParseError(what + " is out of range: " + value.text);
+  return x;
+}
+
+std::string quote(const std::string &text) {
+  std::string out = "\"";
+  for (char c : text) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", unsigned(static_cast<unsigned char>(c)));
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  out += '"';
+  return out;
+}
+
+std::string format_float(float x) {
+  if (!std::isfinite(x)) throw std::invalid_argument("JSON cannot hold a non-finite number");
+  char buf[32];
+  for (int digits = 6; digits <= 9; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*g", digits, double(x));
+    if (std::strtof(buf, nullptr) == x) break;
+  }
+  return buf;
+}
+
+}  // namespace starcnn::json

@@ -1,0 +1,35 @@
+// One layer of the network as a task flow: forward() and backward() only submit StarPU tasks and
+// return at once; StarPU orders them by their data.
+#pragma once
+
+#include "codelets/accumulate.h"
+#include "codelets/sgd.h"
+#include "model/nn/parameter.h"
+#include "model/nn/tensor.h"
+
+#include <string>
+#include <vector>
+
+namespace starcnn {
+
+class Layer {
+ public:
+  virtual ~Layer() = default;
+  // How backward() writes the parameter gradients: overwrite them (one network per step), or add
+  // into them with STARPU_REDUX (several networks on micro-batches of one step; the step must
+  // invalidate the gradients before the first adds, see ParameterSet::submit_clear_grads).
+  void set_grad_access(GradientAccess access) { grad_access_ = access; }
+  virtual std::string describe() const = 0;
+  // Submits the tasks computing output() from `input` ([batch, ...] of the previous layer).
+  virtual void forward(const Tensor &input) = 0;
+  // Submits the tasks computing the parameter gradients and, if `need_input_grad`, input_grad(),
+  // from `input` (as in forward) and `output_grad` (the gradient of output()).
+  virtual void backward(const Tensor &input, const Tensor &output_grad, bool need_input_grad) = 0;
+  virtual const Tensor &output() const = 0;
+  virtual const Tensor &input_grad() const = 0;
+
+ protected:
+  GradientAccess grad_access_ = GradientAccess::overwrite;
+};
+
+}  // namespace starcnn

@@ -1,0 +1,37 @@
+#include "model/nn/linear_layer.h"
+
+#include "codelets/relu.h"
+
+namespace starcnn {
+
+LinearLayer::LinearLayer(const LinearShape &shape, Parameter &weight, Parameter &bias,
+                         bool fused_relu)
+    : shape_(shape), weight_(weight), bias_(bias), fused_relu_(fused_relu) {
+  output_ = Tensor({int(shape.n), int(shape.out)}, weight.name() + ".out");
+  if (fused_relu) pre_relu_grad_ = Tensor({int(shape.n), int(shape.out)}, weight.name() + ".dz");
+  input_grad_ = Tensor({int(shape.n), int(shape.in)}, weight.name() + ".dx");
+}
+
+std::string LinearLayer::describe() const {
+  return "linear " + std::to_string(shape_.in) + "->" + std::to_string(shape_.out) +
+         (fused_relu_ ? "+relu" : "");
+}
+
+void LinearLayer::forward(const Tensor &input) {
+  submit_linear_forward(input.handle(), weight_.value(0).handle(), bias_.value(0).handle(),
+                        output_.handle(), shape_, fused_relu_);
+}
+
+void LinearLayer::backward(const Tensor &input, const Tensor &output_grad, bool need_input_grad) {
+  starpu_data_handle_t dz = output_grad.handle();
+  if (fused_relu_) {
+    submit_relu_backward(output_.handle(), output_grad.handle(), pre_relu_grad_.handle());
+    dz = pre_relu_grad_.handle();
+  }
+  submit_linear_backward_weights(input.handle(), dz, weight_.grad(0).handle(),
+                                 bias_.grad(0).handle(), shape_, grad_access_);
+  if (need_input_grad)
+    submit_linear_backward_data(weight_.value(0).handle(), dz, input_grad_.handle(), shape_);
+}
+
+}  // namespace starcnn

@@ -1,0 +1,28 @@
+// A fully connected layer, with the ReLU after it fused into its forward:
+//   forward   linear_forward(X, W, b) -> Y (max(., 0) when fused)
+//   backward  [relu_backward(Y, dY) -> dZ], linear_backward_weights(X, dZ) -> dW, db,
+//             linear_backward_data(W, dZ) -> dX
+#pragma once
+
+#include "codelets/linear.h"
+#include "model/nn/layer.h"
+
+namespace starcnn {
+
+class LinearLayer : public Layer {
+ public:
+  LinearLayer(const LinearShape &shape, Parameter &weight, Parameter &bias, bool fused_relu);
+  std::string describe() const override;
+  void forward(const Tensor &input) override;
+  void backward(const Tensor &input, const Tensor &output_grad, bool need_input_grad) override;
+  const Tensor &output() const override { return output_; }
+  const Tensor &input_grad() const override { return input_grad_; }
+
+ private:
+  LinearShape shape_;
+  Parameter &weight_, &bias_;
+  bool fused_relu_;
+  Tensor output_, pre_relu_grad_, input_grad_;
+};
+
+}  // namespace starcnn

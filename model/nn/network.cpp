@@ -1,0 +1,114 @@
+#include "model/nn/network.h"
+
+#include "model/nn/conv_layer.h"
+#include "model/nn/linear_layer.h"
+#include "model/nn/pool_layer.h"
+#include "model/nn/relu_layer.h"
+
+#include <stdexcept>
+
+namespace starcnn {
+namespace {
+
+std::vector<int> batch_shape(int batch, const ActivationShape &shape) {
+  if (shape.flat) return {batch, shape.c};
+  return {batch, shape.c, shape.h, shape.w};
+}
+
+bool next_is(const NetworkSpec &spec, size_t i, LayerKind kind) {
+  return i + 1 < spec.layers.size() && spec.layers[i + 1].kind == kind;
+}
+
+}  // namespace
+
+Network::Network(const NetworkSpec &spec, ParameterSet &params, int batch, int loss_batch,
+                 GradientAccess grad_access)
+    : batch_(batch),
+      loss_batch_(loss_batch > 0 ? loss_batch : batch),
+      classes_(int(spec.output().size())) {
+  if (batch <= 0) throw std::invalid_argument("batch size must be positive");
+  const uint32_t n = uint32_t(batch);
+  for (size_t i = 0; i < spec.layers.size(); ++i) {
+    const LayerSpec &layer = spec.layers[i];
+    const std::string where = spec.source + " line " + std::to_string(layer.line) + ": ";
+    switch (layer.kind) {
+      case LayerKind::conv: {
+        const Conv2dShape shape{n,
+                                uint32_t(layer.in.c),
+                                uint32_t(layer.in.h),
+                                uint32_t(layer.in.w),
+                                uint32_t(layer.out),
+                                uint32_t(layer.kernel),
+                                uint32_t(layer.stride),
+                                uint32_t(layer.pad)};
+        layers_.push_back(std::make_unique<ConvLayer>(shape, params.get(layer.name + ".weight"),
+                                                      params.get(layer.name + ".bias"),
+                                                      params.conv_parts(layer.name).where));
+        break;
+      }
+      case LayerKind::relu:
+        // A ReLU before a maxpool or after a linear layer is fused into that layer's tasks.
+        if (next_is(spec, i, LayerKind::maxpool)) break;
+        if (i > 0 && spec.layers[i - 1].kind == LayerKind::linear) break;
+        layers_.push_back(std::make_unique<ReluLayer>(batch_shape(batch, layer.in),
+                                                      "relu" + std::to_string(layer.line)));
+        break;
+      case LayerKind::maxpool: {
+        if (layer.kernel != 2)
+          throw std::invalid_argument(where + "only maxpool 2 is supported, got maxpool " +
+                                      std::to_string(layer.kernel));
+        const bool fused = i > 0 && spec.layers[i - 1].kind == LayerKind::relu;
+        layers_.push_back(std::make_unique<PoolLayer>(
+            MaxpoolShape{n, uint32_t(layer.in.c), uint32_t(layer.in.h), uint32_t(layer.in.w)},
+            fused, "pool" + std::to_string(layer.line)));
+        break;
+      }
+      case LayerKind::flatten:
+        break;  // [N, C, H, W] and [N, C*H*W] are the same buffer
+      case LayerKind::linear:
+        layers_.push_back(std::make_unique<LinearLayer>(
+            LinearShape{n, uint32_t(layer.in.size()), uint32_t(layer.out)},
+            params.get(layer.name + ".weight"), params.get(layer.name + ".bias"),
+            next_is(spec, i, LayerKind::relu)));
+        break;
+    }
+  }
+  if (layers_.empty()) throw std::invalid_argument(spec.source + ": the network has no layers");
+  if (!spec.output().flat && spec.output().size() != spec.output().c)
+    throw std::invalid_argument(spec.source + ": the network must end in class scores");
+  logits_grad_ = Tensor({batch, classes_}, "dlogits");
+  for (auto &layer : layers_) layer->set_grad_access(grad_access);
+}
+
+void Network::forward_logits(const Tensor &input) {
+  const Tensor *x = &input;
+  for (auto &layer : layers_) {
+    layer->forward(*x);
+    x = &layer->output();
+  }
+}
+
+void Network::forward(const Tensor &input, const Tensor &labels, const Tensor &stats) {
+  forward_logits(input);
+  submit_softmax_xent_forward(logits().handle(), labels.handle(), stats.handle(),
+                              {uint32_t(batch_), uint32_t(classes_)});
+}
+
+void Network::backward(const Tensor &input, const Tensor &labels) {
+  submit_softmax_xent_backward(logits().handle(), labels.handle(), logits_grad_.handle(),
+                               {uint32_t(batch_), uint32_t(classes_)}, uint32_t(loss_batch_));
+  const Tensor *dy = &logits_grad_;
+  for (size_t i = layers_.size(); i-- > 0;) {
+    const Tensor &x = i == 0 ? input : layers_[i - 1]->output();
+    layers_[i]->backward(x, *dy, i > 0);
+    dy = &layers_[i]->input_grad();
+  }
+}
+
+std::vector<std::string> Network::describe() const {
+  std::vector<std::string> lines;
+  for (const auto &layer : layers_) lines.push_back(layer->describe());
+  return lines;
+}
+
+}  // namespace starcnn

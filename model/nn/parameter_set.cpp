@@ -1,0 +1,94 @@
+#include "model/nn/parameter_set.h"
+
+#include "codelets/accumulate.h"
+
+#include <cmath>
+#include <random>
+#include <stdexcept>
+
+namespace starcnn {
+
+ParameterSet::ParameterSet(const NetworkSpec &spec, const NetworkPlanText &plans,
+                           const MachineWorkers &workers) {
+  for (const LayerSpec &layer : spec.layers)
+    if (layer.kind == LayerKind::conv) {
+      SplitPlan plan;
+      try {
+        plan = parse_split_plan(plans.plan_for(layer.name), layer.out, workers);
+      } catch (const std::invalid_argument &e) {
+        throw std::invalid_argument(layer.name + ": " + e.what());
+      }
+      conv_parts_[layer.name] = parts_of(plan);
+      conv_plans_[layer.name] = plan;
+    }
+  for (const auto &[name, plan] : plans.overrides)
+    if (!conv_parts_.count(name))
+      throw std::invalid_argument("split plan names layer '" + name +
+                                  "', which is not a convolution of the network");
+  for (const ParameterSpec &p : parameter_tensors(spec)) {
+    const std::string layer = p.name.substr(0, p.name.rfind('.'));
+    std::vector<int> shape(p.shape.begin(), p.shape.end());
+    const auto parts = conv_parts_.find(layer);
+    params_.push_back(std::make_unique<Parameter>(
+        p.name, shape, parts == conv_parts_.end() ? std::vector<int>{} : parts->second.filters));
+  }
+}
+
+Parameter &ParameterSet::get(const std::string &name) {
+  for (auto &p : params_)
+    if (p->name() == name) return *p;
+  throw std::invalid_argument("no parameter named " + name);
+}
+
+void ParameterSet::initialize(uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  for (size_t i = 0; i + 1 < params_.size(); i += 2) {
+    Parameter &weight = *params_[i], &bias = *params_[i + 1];
+    const size_t fan_in = weight.size() / size_t(weight.shape()[0]);
+    const float bound = 1.0f / std::sqrt(float(fan_in));
+    std::uniform_real_distribution<float> dist(-bound, bound);
+    for (Parameter *p : {&weight, &bias}) {
+      std::vector<float> values(p->size());
+      for (float &v : values) v = dist(gen);
+      p->write(values);
+    }
+  }
+}
+
+std::vector<NamedTensor> ParameterSet::read(bool momentum) const {
+  std::vector<NamedTensor> tensors;
+  for (const auto &p : params_)
+    tensors.push_back({p->name(), std::vector<int64_t>(p->shape().begin(), p->shape().end()),
+                       momentum ? p->read_momentum() : p->read()});
+  return tensors;
+}
+
+void ParameterSet::write(const std::vector<NamedTensor> &tensors, bool momentum) {
+  for (const NamedTensor &t : tensors) {
+    Parameter &p = get(t.name);
+    if (momentum)
+      p.write_momentum(t.values);
+    else
+      p.write(t.values);
+  }
+}
+
+void ParameterSet::sum_grads() {
+  for (auto &p : params_)
+    for (size_t part = 0; part < p->part_count(); ++part) set_sum_reduction(p->grad(part).handle());
+}
+
+void ParameterSet::submit_clear_grads() {
+  for (auto &p : params_)
+    for (size_t part = 0; part < p->part_count(); ++part)
+      starpu_data_invalidate_submit(p->grad(part).handle());
+}
+
+void ParameterSet::submit_update(const SgdParams &params) {
+  for (auto &p : params_)
+    for (size_t part = 0; part < p->part_count(); ++part)
+      submit_sgd_update(p->value(part).handle(), p->grad(part).handle(),
+                        params.momentum != 0.0f ? p->momentum(part).handle() : nullptr, params);
+}
+
+}  // namespace starcnn

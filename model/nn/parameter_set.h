@@ -1,0 +1,52 @@
+// The trainable state of a network: every parameter in PyTorch's state_dict order, each
+// convolution's cut into the parts of its split plan. Networks of any batch size built on one
+// ParameterSet share it.
+#pragma once
+
+#include "codelets/sgd.h"
+#include "model/io/safetensors.h"
+#include "model/nn/conv_layer.h"
+#include "model/nn/network_spec.h"
+#include "model/nn/parameter.h"
+#include "partition/split_plan.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace starcnn {
+
+class ParameterSet {
+ public:
+  // Throws std::invalid_argument when a layer's plan does not parse or does not fit the machine.
+  ParameterSet(const NetworkSpec &spec, const NetworkPlanText &plans,
+               const MachineWorkers &workers);
+
+  std::vector<std::unique_ptr<Parameter>> &all() { return params_; }
+  Parameter &get(const std::string &name);
+  const ConvParts &conv_parts(const std::string &layer) const { return conv_parts_.at(layer); }
+  const SplitPlan &conv_plan(const std::string &layer) const { return conv_plans_.at(layer); }
+
+  // PyTorch's default initialisation of Conv2d and Linear: weight and bias uniform in
+  // [-1/sqrt(fan_in), 1/sqrt(fan_in)], fan_in = C_in*K*K or IN. Deterministic for a seed.
+  void initialize(uint64_t seed);
+  // Every parameter (or its momentum buffer) as named tensors in state_dict order, and back.
+  std::vector<NamedTensor> read(bool momentum) const;
+  void write(const std::vector<NamedTensor> &tensors, bool momentum);
+
+  // One SGD step of every part of every parameter (torch.optim.SGD semantics).
+  void submit_update(const SgdParams &params);
+  // For steps whose networks add their gradients together (micro-batches): makes STARPU_REDUX on
+  // every gradient a sum (once), and, at the start of each step, drops the previous step's values
+  // so the sum starts from zero.
+  void sum_grads();
+  void submit_clear_grads();
+
+ private:
+  std::vector<std::unique_ptr<Parameter>> params_;
+  std::map<std::string, ConvParts> conv_parts_;
+  std::map<std::string, SplitPlan> conv_plans_;
+};
+
+}  // namespace starcnn

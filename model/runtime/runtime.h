@@ -1,0 +1,40 @@
+// StarPU for a program's lifetime: starts it (honouring STARPU_SCHED, STARPU_NCPU, STARPU_NCUDA and
+// the other STARPU_* variables; without STARPU_SCHED, dmdas where there is a GPU and StarPU's
+// default elsewhere), the codelets' per-worker resources, and says what it found.
+#pragma once
+
+#include "partition/split_plan.h"
+
+#include <string>
+
+namespace starcnn {
+
+struct RuntimeOptions {
+  std::string trace_dir;  // FxT trace files go here (tracing stays off when empty, unless
+                          // STARPU_FXT_TRACE=1)
+  std::string scheduler;  // overrides STARPU_SCHED when set (the tests' choice of policy)
+  int ncuda = -1;         // CUDA workers at most (-1: StarPU's choice, STARPU_NCUDA)
+};
+
+class Runtime {
+ public:
+  // Throws std::runtime_error when StarPU cannot start.
+  explicit Runtime(const RuntimeOptions &options = {});
+  ~Runtime();
+  Runtime(const Runtime &) = delete;
+  Runtime &operator=(const Runtime &) = delete;
+
+  std::string scheduler() const;
+  // True when starcnn chose the policy (dmdas, on a machine with a GPU and no STARPU_SCHED).
+  bool chose_scheduler() const { return chose_scheduler_; }
+  // "dmda" or "dmdas (starcnn's choice with a GPU; STARPU_SCHED picks another)"
+  std::string describe_scheduler() const;
+  MachineWorkers workers() const;
+  // "2 CPU workers, 1 CUDA worker (NVIDIA H200)"
+  std::string describe_workers() const;
+
+ private:
+  bool chose_scheduler_ = false;
+};
+
+}  // namespace starcnn

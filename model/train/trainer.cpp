@@ -1,0 +1,170 @@
+#include "model/train/trainer.h"
+
+#include "codelets/accumulate.h"
+#include "model/data/batch_loader.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <stdexcept>
+
+namespace starcnn {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::vector<int> image_shape(size_t batch, const Dataset &data) {
+  return {int(batch), int(data.channels), int(data.height), int(data.width)};
+}
+
+// Reads and clears the {loss sum, correct count} accumulator (waits for the tasks adding to it).
+std::pair<double, double> take_stats(Tensor &stats) {
+  const std::vector<float> values = stats.read();
+  submit_zero_fill(stats.handle());
+  return {values[0], values[1]};
+}
+
+}  // namespace
+
+int choose_micro_batches(long requested, const MachineWorkers &workers, size_t batch) {
+  if (requested > 0) return int(requested);
+  if (workers.cuda > 0) return 1;
+  return int(std::max<size_t>(1, std::min<size_t>(size_t(std::max(1, workers.cpu)), batch / 16)));
+}
+
+MicroBatchShare micro_batch_share(const MachineWorkers &workers, size_t batch, int micro_batches) {
+  const size_t micro = size_t(std::max(1, micro_batches));
+  MicroBatchShare share;
+  share.batch = (batch + micro - 1) / micro;
+  share.workers = workers;
+  share.workers.cpu = std::max(1, workers.cpu / int(micro));
+  return share;
+}
+
+Trainer::Trainer(const NetworkSpec &spec, ParameterSet &params, const Dataset &train,
+                 const TrainConfig &config)
+    : spec_(spec),
+      params_(params),
+      config_(config),
+      batcher_(train, {config.batch, true, config.seed, true}) {
+  if (batcher_.batch_count() == 0)
+    throw std::invalid_argument("the training set has fewer samples (" +
+                                std::to_string(train.count) + ") than one batch (" +
+                                std::to_string(config.batch) + ")");
+  if (config.micro_batches < 1 || size_t(config.micro_batches) > config.batch)
+    throw std::invalid_argument("micro-batches must be between 1 and the batch size (" +
+                                std::to_string(config.batch) + "), got " +
+                                std::to_string(config.micro_batches));
+  const size_t micro = size_t(config.micro_batches);
+  const GradientAccess access = micro > 1 ? GradientAccess::accumulate : GradientAccess::overwrite;
+  if (micro > 1) params.sum_grads();
+  for (size_t m = 0, first = 0; m < micro; ++m) {
+    const size_t size = config.batch / micro + (m < config.batch % micro ? 1 : 0);
+    micro_first_.push_back(first);
+    first += size;
+    networks_.push_back(
+        std::make_unique<Network>(spec, params, int(size), int(config.batch), access));
+  }
+  for (int slot = 0; slot < 2; ++slot)
+    for (size_t m = 0; m < micro; ++m) {
+      const int size = networks_[m]->batch();
+      const std::string name = std::to_string(slot) + (micro > 1 ? "." + std::to_string(m) : "");
+      images_.emplace_back(image_shape(size_t(size), train), "images" + name);
+      labels_.emplace_back(std::vector<int>{size}, "labels" + name, ElementType::i32);
+    }
+  stats_ = Tensor({int(kXentStatsSize)}, "loss_stats");
+  set_sum_reduction(stats_.handle());
+}
+
+float Trainer::lr_at(int64_t step) const {
+  if (!config_.cosine_lr || config_.schedule_steps <= 0) return config_.lr;
+  const double done = std::min(1.0, double(step) / double(config_.schedule_steps));
+  return float(0.5 * double(config_.lr) * (1.0 + std::cos(3.14159265358979323846 * done)));
+}
+
+void Trainer::resume(int64_t step, bool momentum_loaded) {
+  step_ = step;
+  momentum_started_ = momentum_loaded;
+}
+
+EpochSummary Trainer::train_epoch(size_t epoch,
+                                  const std::function<void(const Progress &)> &on_progress,
+                                  const std::atomic<bool> &stop) {
+  starpu_task_wait_for_all();  // no load task of the previous epoch may still read the order
+  batcher_.start_epoch(epoch);
+  const size_t batches = batcher_.batch_count();
+  const Clock::time_point start = Clock::now();
+  EpochSummary summary;
+  summary.epoch = epoch;
+  summary.batches = batches;
+  double epoch_loss = 0, epoch_correct = 0;
+  size_t window_steps = 0;
+  for (size_t b = 0; b < batches && !stop.load() && !reached_max_steps(); ++b) {
+    const uint64_t submitted = submitted_task_count();
+    if (networks_.size() > 1) params_.submit_clear_grads();
+    for (size_t m = 0; m < networks_.size(); ++m) {
+      const Tensor &images = images_[(b % 2) * networks_.size() + m];
+      const Tensor &labels = labels_[(b % 2) * networks_.size() + m];
+      submit_load_batch(batcher_, b, images, labels, micro_first_[m]);
+      networks_[m]->forward(images, labels, stats_);
+      networks_[m]->backward(images, labels);
+    }
+    const bool first_step = !momentum_started_;
+    params_.submit_update({lr_at(step_), config_.momentum, config_.weight_decay, first_step});
+    momentum_started_ = true;
+    if (tasks_per_step_ == 0) tasks_per_step_ = submitted_task_count() - submitted;
+    ++step_;
+    ++steps_run_;
+    ++window_steps;
+    ++summary.steps;
+    starpu_task_wait_for_n_submitted(unsigned(tasks_per_step_) * unsigned(config_.steps_in_flight));
+
+    if ((b + 1) % config_.log_every == 0 || b + 1 == batches || stop.load() ||
+        reached_max_steps()) {
+      const auto [loss, correct] = take_stats(stats_);
+      const double samples = double(window_steps * config_.batch);
+      if (!std::isfinite(loss))
+        throw std::runtime_error("the training loss is " + std::to_string(loss) + " at step " +
+                                 std::to_string(step_) +
+                                 ": lower the learning rate or check the data");
+      epoch_loss += loss;
+      epoch_correct += correct;
+      Progress progress;
+      progress.epoch = epoch;
+      progress.batch = b + 1;
+      progress.batches = batches;
+      progress.step = step_;
+      progress.loss = loss / samples;
+      progress.accuracy = correct / samples;
+      progress.seconds = seconds_since(start);
+      progress.images_per_s = double((b + 1) * config_.batch) / progress.seconds;
+      window_steps = 0;
+      if (on_progress) on_progress(progress);
+    }
+  }
+  starpu_task_wait_for_all();
+  summary.complete = summary.steps == batches;
+  summary.reached_max_steps = reached_max_steps();
+  summary.interrupted = !summary.complete && !summary.reached_max_steps;
+  summary.seconds = seconds_since(start);
+  const double samples = double(summary.steps * config_.batch);
+  if (summary.steps > 0) {
+    summary.train_loss = epoch_loss / samples;
+    summary.train_accuracy = epoch_correct / samples;
+    summary.images_per_s = samples / summary.seconds;
+  }
+  return summary;
+}
+
+Evaluation Trainer::evaluate(const Dataset &data) {
+  if (!evaluator_)
+    evaluator_ =
+        std::make_unique<Evaluator>(spec_, params_, config_.eval_batch, config_.eval_slots);
+  return evaluator_->evaluate(data);
+}
+
+}  // namespace starcnn

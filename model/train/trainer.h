@@ -1,0 +1,123 @@
+// The training loop as a task flow: every step (load the batch, forward, loss, backward, SGD) is
+// submitted without waiting; the host waits only to read the loss every `log_every` steps and at
+// the end of an epoch, and stops at TrainConfig::max_steps if set. At most `steps_in_flight` steps
+// are submitted ahead of the workers.
+#pragma once
+
+#include "model/data/batcher.h"
+#include "model/nn/network.h"
+#include "model/nn/parameter_set.h"
+#include "model/train/evaluator.h"
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+namespace starcnn {
+
+struct TrainConfig {
+  size_t batch = 64;
+  float lr = 0.02f;
+  float momentum = 0.9f;
+  float weight_decay = 0.0f;
+  uint64_t seed = 1;
+  size_t log_every = 100;  // steps between loss readings
+  size_t eval_batch = 1000;
+  size_t eval_slots = 0;  // networks evaluating batches at once (0: see default_evaluator_slots)
+  int steps_in_flight = 2;
+  // Each step's batch is cut into this many micro-batches, each through its own copy of the
+  // network's activations, with the parameter gradients summed (STARPU_REDUX): the same step,
+  // as parallel task chains for the workers to share.
+  int micro_batches = 1;
+  // Learning rate over the run: `lr` throughout, or cosine annealing from `lr` at step 0 to zero
+  // at step `schedule_steps` (step counts from the first run, so a resumed run continues it).
+  bool cosine_lr = false;
+  int64_t schedule_steps = 0;
+  int64_t max_steps = 0;  // steps this Trainer runs at most, over all epochs (0: no limit)
+};
+
+// Micro-batches for a step of `batch` samples on these workers: `requested` if positive, else the
+// default: without CUDA workers, a step of one task per op keeps one core busy at a time, so each
+// CPU worker gets a micro-batch (of 16 samples or more, so that tasks stay worth their overhead);
+// a GPU runs a whole batch best.
+int choose_micro_batches(long requested, const MachineWorkers &workers, size_t batch);
+
+// What split plans are made for when a step runs as `micro_batches` micro-batches: the largest
+// micro-batch, and the CPU workers the other micro-batches' chains leave it (cutting a CPU part
+// that every worker already has a chain for only adds tasks).
+struct MicroBatchShare {
+  size_t batch = 0;
+  MachineWorkers workers;
+};
+MicroBatchShare micro_batch_share(const MachineWorkers &workers, size_t batch, int micro_batches);
+
+struct Progress {
+  size_t epoch = 0, batch = 0, batches = 0;  // batch: steps done in this epoch
+  int64_t step = 0;                          // steps done since the first run
+  double loss = 0, accuracy = 0;             // over the steps since the last report
+  double images_per_s = 0, seconds = 0;      // since the epoch started
+};
+
+struct EpochSummary {
+  size_t epoch = 0, steps = 0, batches = 0;  // batches: steps of a whole epoch
+  double train_loss = 0, train_accuracy = 0, images_per_s = 0, seconds = 0;
+  bool complete = false;           // every batch of the epoch ran
+  bool reached_max_steps = false;  // config.max_steps steps have run
+  bool interrupted = false;        // stopped by `stop`
+};
+
+class Trainer {
+ public:
+  Trainer(const NetworkSpec &spec, ParameterSet &params, const Dataset &train,
+          const TrainConfig &config);
+
+  // Trains one epoch, or less once config.max_steps steps have run (not marked interrupted).
+  // Calls on_progress after each loss reading; when `stop` turns true, submits no further step,
+  // waits for those submitted and returns with interrupted set. Throws
+  // std::runtime_error when the loss becomes NaN or infinite.
+  EpochSummary train_epoch(size_t epoch, const std::function<void(const Progress &)> &on_progress,
+                           const std::atomic<bool> &stop);
+  // Loss and accuracy over a whole data set, forward only, by an Evaluator made on first use:
+  // batches are independent and run on whichever workers are free.
+  Evaluation evaluate(const Dataset &data);
+
+  int64_t step() const { return step_; }
+  // True once config.max_steps steps have run: train_epoch then runs no further step.
+  bool reached_max_steps() const {
+    return config_.max_steps > 0 && steps_run_ >= config_.max_steps;
+  }
+  // For a resumed run: the step count, and whether momentum buffers were loaded (else the first
+  // step starts them, as PyTorch does).
+  void resume(int64_t step, bool momentum_loaded);
+  // StarPU tasks submitted by one training step (measured on the first step).
+  uint64_t tasks_per_step() const { return tasks_per_step_; }
+  const Network &network() const { return *networks_.front(); }
+  size_t micro_batches() const { return networks_.size(); }
+  size_t batches_per_epoch() const { return batcher_.batch_count(); }
+  // The learning rate of training step `step` (see TrainConfig::cosine_lr).
+  float lr_at(int64_t step) const;
+  // Cosine annealing to zero at step `total_steps` (known once a resumed run knows its epoch).
+  void anneal_lr_until(int64_t total_steps) {
+    config_.cosine_lr = true;
+    config_.schedule_steps = total_steps;
+  }
+
+ private:
+  const NetworkSpec &spec_;
+  ParameterSet &params_;
+  TrainConfig config_;
+  Batcher batcher_;
+  std::vector<std::unique_ptr<Network>> networks_;  // one per micro-batch
+  std::vector<size_t> micro_first_;                 // first sample of each micro-batch
+  std::unique_ptr<Evaluator> evaluator_;
+  std::vector<Tensor> images_, labels_;  // [slot * micro-batches + micro-batch]
+  Tensor stats_;
+  int64_t step_ = 0;
+  int64_t steps_run_ = 0;  // by this Trainer, unlike step_ which counts from a resumed step
+  bool momentum_started_ = false;
+  uint64_t tasks_per_step_ = 0;
+};
+
+}  // namespace starcnn
