@@ -150,7 +150,7 @@ int run(const Options &o, std::string *summary) {
                                 std::to_string(spec.input.w) + " inputs, " + o.data + " has " +
                                 std::to_string(train.height) + "x" + std::to_string(train.width));
 
-  Runtime runtime({o.trace});
+  Runtime runtime(RuntimeOptions{o.trace, "", -1});
   std::printf("StarPU scheduler %s, %s\n", runtime.describe_scheduler().c_str(),
               runtime.describe_workers().c_str());
   const int micro_batches =
