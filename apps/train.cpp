@@ -11,6 +11,7 @@
 #include "model/runtime/run_stats.h"
 #include "model/runtime/runtime.h"
 #include "model/train/plan_calibration.h"
+#include "model/train/plan_search.h"
 #include "model/train/trainer.h"
 
 #include <algorithm>
@@ -34,7 +35,8 @@ void on_interrupt(int) {
 }
 
 struct Options {
-  std::string data = "mnist", data_dir = default_data_dir(), network = "lenet", plan = "none";
+  std::string data = "mnist", data_dir = default_data_dir(), network = "lenet";
+  std::string plan;  // empty: auto where there are CUDA workers, none elsewhere
   std::string checkpoint, init, trace, lr_schedule = "constant";
   long epochs = 3, batch = 64, seed = 1, eval_every = 1, log_every = 100, max_steps = 0;
   long micro_batches = 0;  // 0: chosen from the workers (choose_micro_batches)
@@ -67,8 +69,12 @@ Options parse_options(int argc, char **argv, bool *run) {
   args.add("weight-decay", "F", "SGD weight decay (L2)", &o.weight_decay, 0.0, 1e6);
   args.add("seed", "N", "seed of the initial weights and of the shuffling", &o.seed, 0, LONG_MAX);
   args.add("plan", "PLAN",
-           "split plan of every conv: none, even:K, cpu:N, F@cpu,F@cuda,... or auto (chosen from "
-           "StarPU's perf models, calibrated first where needed); per layer with 'PLAN;conv2=PLAN'",
+           "where the work runs: auto (measures the GPU alone, the CPU alone, a filter split and "
+           "sample splits for a few steps each and keeps the fastest; the default with CUDA "
+           "workers), cuda, cpu, samples:K[/M] (K samples of each step on the CPU workers), "
+           "none (the scheduler places every op; the default without CUDA workers), or a split "
+           "of every conv's filters: even:K, cpu:N, F@cpu,F@cuda,...; per layer with "
+           "'PLAN;conv2=PLAN' (conv2=auto: the perf-model chooser)",
            &o.plan);
   args.add("checkpoint", "FILE",
            "save the weights here (safetensors) after each epoch and on Ctrl-C", &o.checkpoint);
@@ -95,7 +101,8 @@ Options parse_options(int argc, char **argv, bool *run) {
   return o;
 }
 
-std::string json_summary(const Options &o, const Runtime &runtime, const EpochSummary &last,
+std::string json_summary(const Options &o, const std::string &plan, const Runtime &runtime,
+                         const EpochSummary &last,
                          const Evaluation *test, int64_t step, size_t micro_batches,
                          uint64_t tasks_per_step, const AutoPlanning *planning,
                          const RunStats *stats) {
@@ -109,7 +116,7 @@ std::string json_summary(const Options &o, const Runtime &runtime, const EpochSu
       "\"images_per_s\": %.1f, \"seconds\": %.3f, \"tasks_per_step\": %llu, \"interrupted\": "
       "%s%s%s%s}\n",
       o.network.c_str(), o.data.c_str(), runtime.scheduler().c_str(),
-      runtime.describe_workers().c_str(), o.plan.c_str(), o.batch, micro_batches, last.epoch + 1,
+      runtime.describe_workers().c_str(), plan.c_str(), o.batch, micro_batches, last.epoch + 1,
       (long long)step, last.train_loss, last.train_accuracy,
       test ? std::to_string(test->loss).c_str() : "null",
       test ? std::to_string(test->accuracy).c_str() : "null", last.images_per_s, last.seconds,
@@ -153,11 +160,25 @@ int run(const Options &o, std::string *summary) {
   Runtime runtime(RuntimeOptions{o.trace, "", -1});
   std::printf("StarPU scheduler %s, %s\n", runtime.describe_scheduler().c_str(),
               runtime.describe_workers().c_str());
-  const int micro_batches =
-      choose_micro_batches(o.micro_batches, runtime.workers(), size_t(o.batch));
+  TrainConfig config;
+  config.batch = size_t(o.batch);
+  config.lr = float(o.lr);
+  config.momentum = float(o.momentum);
+  config.weight_decay = float(o.weight_decay);
+  config.seed = uint64_t(o.seed);
+  config.log_every = size_t(o.log_every);
+  const MachineWorkers workers = runtime.workers();
+  const std::string plan_text = !o.plan.empty() ? o.plan : workers.cuda > 0 ? "auto" : "none";
+  NetworkPlanText plans = usage_errors_of("--plan", [&] { return parse_network_plan(plan_text); });
+  std::optional<PlanSearch> search;
+  if (plans.default_plan == "auto" && plans.overrides.empty()) {
+    search = search_plans(spec, train, config, workers);
+    for (const std::string &line : describe(*search)) std::printf("%s\n", line.c_str());
+    plans = parse_network_plan(search->plan);
+  }
+  apply_plan(plans, workers, o.micro_batches, config);
   const MicroBatchShare share =
-      micro_batch_share(runtime.workers(), size_t(o.batch), micro_batches);
-  NetworkPlanText plans = usage_errors_of("--plan", [&] { return parse_network_plan(o.plan); });
+      micro_batch_share(workers, size_t(o.batch), config.micro_batches);
   std::optional<AutoPlanning> planning;
   if (uses_auto_plan(spec, plans)) {
     planning = usage_errors_of(
@@ -169,15 +190,7 @@ int run(const Options &o, std::string *summary) {
       usage_errors_of("--plan", [&] { return ParameterSet(spec, plans, share.workers); });
   params.initialize(uint64_t(o.seed));
   int64_t start_epoch = 0;
-  TrainConfig config;
-  config.batch = size_t(o.batch);
-  config.lr = float(o.lr);
-  config.momentum = float(o.momentum);
-  config.weight_decay = float(o.weight_decay);
-  config.seed = uint64_t(o.seed);
-  config.log_every = size_t(o.log_every);
   config.max_steps = o.max_steps;
-  config.micro_batches = micro_batches;
   Trainer trainer =
       usage_errors_of("--micro-batches", [&] { return Trainer(spec, params, train, config); });
   if (!o.init.empty()) {
@@ -192,7 +205,12 @@ int run(const Options &o, std::string *summary) {
   std::printf("network %s on %s: %zu train / %zu test images of %zux%zux%zu\n", spec.source.c_str(),
               o.data.c_str(), train.count, test.count, train.channels, train.height, train.width);
   for (const std::string &line : trainer.network().describe()) std::printf("  %s\n", line.c_str());
-  if (trainer.micro_batches() > 1)
+  if (config.samples.cpu_samples > 0)
+    std::printf("batch %ld: %d samples on the CPU workers in %zu micro-batches, %ld on CUDA "
+                "(gradients summed)\n",
+                o.batch, config.samples.cpu_samples, trainer.micro_batches() - 1,
+                o.batch - config.samples.cpu_samples);
+  else if (trainer.micro_batches() > 1)
     std::printf("batch %ld in %zu micro-batches (each its own task chain, gradients summed)\n",
                 o.batch, trainer.micro_batches());
   if (o.lr_schedule == "cosine") {
@@ -233,7 +251,7 @@ int run(const Options &o, std::string *summary) {
     save(o, spec, train, params, trainer.step(), last.complete ? epoch + 1 : epoch);
     if (last.interrupted || last.reached_max_steps) break;
   }
-  *summary = json_summary(o, runtime, last, evaluated ? &eval : nullptr, trainer.step(),
+  *summary = json_summary(o, search ? search->plan : plan_text, runtime, last, evaluated ? &eval : nullptr, trainer.step(),
                           trainer.micro_batches(), trainer.tasks_per_step(),
                           planning ? &*planning : nullptr, o.stats ? &stats : nullptr);
   if (last.interrupted) {

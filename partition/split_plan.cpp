@@ -94,8 +94,16 @@ SplitPlan parse_split_plan(const std::string &text, int filters, const MachineWo
          "auto is chosen from StarPU's perf models before the layers are built "
          "(model/train/plan_calibration.h), not parsed");
   SplitPlan plan;
+  SampleSplit samples;
   if (text == "none") {
     plan = even_plan(filters, 1);
+  } else if (text == "cuda" || text == "gpu") {
+    plan.parts.push_back({filters, Where::cuda, 1});
+  } else if (text == "cpu") {
+    plan.parts.push_back({filters, Where::cpu, 1});
+  } else if (parse_sample_split(text, &samples)) {
+    if (workers.cuda == 0) fail(text, "a sample split needs a CUDA worker and StarPU found none");
+    plan.parts.push_back({filters, Where::cuda, 1});
   } else if (text.rfind("even:", 0) == 0) {
     const int parts = parse_positive(text, text.substr(5), "K");
     if (parts > filters)
@@ -119,6 +127,32 @@ SplitPlan parse_split_plan(const std::string &text, int filters, const MachineWo
       fail(text, "a part needs a CUDA worker and StarPU found none");
   }
   return plan;
+}
+
+std::string SampleSplit::describe() const {
+  return "samples:" + std::to_string(cpu_samples) +
+         (cpu_micro_batches > 0 ? "/" + std::to_string(cpu_micro_batches) : "");
+}
+
+bool parse_sample_split(const std::string &text, SampleSplit *split) {
+  if (text.rfind("samples:", 0) != 0) return false;
+  std::string rest = text.substr(8);
+  const size_t slash = rest.find('/');
+  SampleSplit parsed;
+  if (slash != std::string::npos) {
+    parsed.cpu_micro_batches = parse_positive(text, rest.substr(slash + 1), "M");
+    rest = rest.substr(0, slash);
+  }
+  parsed.cpu_samples = parse_positive(text, rest, "K");
+  *split = parsed;
+  return true;
+}
+
+Where home_of(const NetworkPlanText &plans, const MachineWorkers &workers) {
+  const std::string &text = plans.default_plan;
+  if (text == "none" || text.rfind("even:", 0) == 0) return Where::any;
+  if (text == "cpu" || workers.cuda == 0) return Where::cpu;
+  return Where::cuda;
 }
 
 const std::string &NetworkPlanText::plan_for(const std::string &layer) const {

@@ -37,6 +37,11 @@ starpu_codelet make_codelet(const char *name, starpu_cpu_func_t cpu, starpu_cuda
                             starpu_perfmodel *model,
                             std::initializer_list<starpu_data_access_mode> modes);
 
+// "cpu", "cuda" or "any".
+inline const char *where_name(Where where) {
+  return where == Where::cpu ? "cpu" : where == Where::cuda ? "cuda" : "any";
+}
+
 // The STARPU_EXECUTE_WHERE argument of starpu_task_insert for `where`.
 inline unsigned long long where_mask(Where where) {
   return static_cast<unsigned long long>(where);

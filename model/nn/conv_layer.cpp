@@ -25,7 +25,7 @@ ConvParts parts_of(const SplitPlan &plan) {
 
 ConvLayer::ConvLayer(const Conv2dShape &whole, Parameter &weight, Parameter &bias,
                      const std::vector<Where> &part_where)
-    : whole_(whole), weight_(weight), bias_(bias), where_(part_where) {
+    : whole_(whole), weight_(weight), bias_(bias), part_where_(part_where) {
   const int n = int(whole.n), h = int(whole.out_h()), w = int(whole.out_w());
   output_ = Tensor({n, int(whole.c_out), h, w}, weight.name() + ".out");
   input_grad_ = Tensor({n, int(whole.c_in), int(whole.h), int(whole.w)}, weight.name() + ".dx");
@@ -51,11 +51,9 @@ Conv2dShape ConvLayer::part_shape(size_t p) const {
 
 std::string ConvLayer::describe() const {
   std::string parts;
-  for (size_t p = 0; p < where_.size(); ++p)
+  for (size_t p = 0; p < part_where_.size(); ++p)
     parts += (p ? "," : "") + std::to_string(weight_.part_rows()[p]) + "@" +
-             (where_[p] == Where::cpu    ? "cpu"
-              : where_[p] == Where::cuda ? "cuda"
-                                         : "any");
+             where_name(part_where_[p]);
   return "conv " + std::to_string(whole_.c_in) + "->" + std::to_string(whole_.c_out) + " " +
          std::to_string(whole_.k) + "x" + std::to_string(whole_.k) + " parts " + parts;
 }
@@ -79,12 +77,13 @@ void ConvLayer::forward(const Tensor &input) {
   for (size_t p = 0; p < parts; ++p) {
     const Tensor &out = parts == 1 ? output_ : part_outputs_[p];
     submit_conv2d_forward(input.handle(), weight_.value(p).handle(), bias_.value(p).handle(),
-                          out.handle(), part_shape(p), where_[p]);
+                          out.handle(), part_shape(p), part_where_[p]);
   }
   if (parts > 1)
     submit_merge(handles_of(part_outputs_), output_.handle(),
                  make_merge_shape(whole_.n, whole_.out_h() * whole_.out_w(),
-                                  channels_of(weight_.part_rows())));
+                                  channels_of(weight_.part_rows())),
+                 where_);
 }
 
 void ConvLayer::backward(const Tensor &input, const Tensor &output_grad, bool need_input_grad) {
@@ -92,17 +91,20 @@ void ConvLayer::backward(const Tensor &input, const Tensor &output_grad, bool ne
   if (parts > 1)
     submit_split(output_grad.handle(), handles_of(part_output_grads_),
                  make_merge_shape(whole_.n, whole_.out_h() * whole_.out_w(),
-                                  channels_of(weight_.part_rows())));
+                                  channels_of(weight_.part_rows())),
+                 where_);
   // The REDUX sum must start from nothing, not from the previous step's dX.
   if (need_input_grad && parts > 1) starpu_data_invalidate_submit(input_grad_.handle());
   for (size_t p = 0; p < parts; ++p) {
     const Tensor &dy = parts == 1 ? output_grad : part_output_grads_[p];
     submit_conv2d_backward_filter(input.handle(), dy.handle(), weight_.grad(p).handle(),
-                                  bias_.grad(p).handle(), part_shape(p), grad_access_, where_[p]);
+                                  bias_.grad(p).handle(), part_shape(p), grad_access_,
+                                  part_where_[p]);
     if (need_input_grad)
       submit_conv2d_backward_data(
           weight_.value(p).handle(), dy.handle(), input_grad_.handle(), part_shape(p),
-          parts == 1 ? GradientAccess::overwrite : GradientAccess::accumulate, where_[p]);
+          parts == 1 ? GradientAccess::overwrite : GradientAccess::accumulate,
+          part_where_[p]);
   }
 }
 

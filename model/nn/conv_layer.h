@@ -27,7 +27,7 @@ class ConvLayer : public Layer {
   Conv2dShape part_shape(size_t p) const;
   Conv2dShape whole_;
   Parameter &weight_, &bias_;
-  std::vector<Where> where_;
+  std::vector<Where> part_where_;
   std::vector<Tensor> part_outputs_, part_output_grads_;
   Tensor output_, input_grad_;
 };

@@ -9,7 +9,8 @@
 namespace starcnn {
 
 ParameterSet::ParameterSet(const NetworkSpec &spec, const NetworkPlanText &plans,
-                           const MachineWorkers &workers) {
+                           const MachineWorkers &workers)
+    : home_(home_of(plans, workers)) {
   for (const LayerSpec &layer : spec.layers)
     if (layer.kind == LayerKind::conv) {
       SplitPlan plan;
@@ -85,10 +86,13 @@ void ParameterSet::submit_clear_grads() {
 }
 
 void ParameterSet::submit_update(const SgdParams &params) {
-  for (auto &p : params_)
+  for (auto &p : params_) {
+    const auto conv = conv_parts_.find(p->name().substr(0, p->name().rfind('.')));
     for (size_t part = 0; part < p->part_count(); ++part)
       submit_sgd_update(p->value(part).handle(), p->grad(part).handle(),
-                        params.momentum != 0.0f ? p->momentum(part).handle() : nullptr, params);
+                        params.momentum != 0.0f ? p->momentum(part).handle() : nullptr, params,
+                        conv != conv_parts_.end() ? conv->second.where[part] : home_);
+  }
 }
 
 }  // namespace starcnn
