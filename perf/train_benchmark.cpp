@@ -1,10 +1,12 @@
-// Training step time of starcnn's networks on random CIFAR-like data, in three configurations:
-//   cpu-only  StarPU started with STARPU_NCUDA=0; every conv's filters on the CPU workers
-//             ("F@cpu": the batch cut into one task per CPU worker)
+// Training step time of starcnn's networks on random CIFAR-like data, in four configurations:
+//   cpu-only  StarPU started with STARPU_NCUDA=0; plan `cpu` (every op on the CPU workers, one
+//             micro-batch per worker)
 //   gpu-only  StarPU started with STARPU_NCPU=1 (the data-loading task has only a CPU
-//             implementation, so one CPU worker stays); every conv on CUDA ("F@cuda"); the other
-//             layers' tasks may run anywhere, so the CPU/CUDA task counts are reported
-//   cpu+gpu   StarPU with every worker it finds; convs split by --plan
+//             implementation, so one CPU worker stays); plan `cuda` (every op on CUDA)
+//   all-cuda  StarPU with every worker it finds, plan `cuda`: the GPU alone however many CPU
+//             workers wait beside it (it should match gpu-only)
+//   cpu+gpu   StarPU with every worker it finds, --plan (default auto: the measured search of
+//             model/train/plan_search.h, whose candidates are reported too)
 // StarPU is started afresh for each measurement (environment set before starpu_init), so one run
 // measures every configuration. After warm-up steps (which also calibrate the history perf models
 // dmda needs), steps run in rounds of --round steps (one Trainer epoch each, so steps pipeline
@@ -21,6 +23,7 @@
 #include "model/nn/parameter_set.h"
 #include "model/runtime/runtime.h"
 #include "model/train/plan_calibration.h"
+#include "model/train/plan_search.h"
 #include "model/train/trainer.h"
 #include "perf/bench_support.h"
 
@@ -45,11 +48,12 @@ namespace starcnn {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-const std::vector<std::string> kConfigs = {"cpu-only", "gpu-only", "cpu+gpu"};
+const std::vector<std::string> kConfigs = {"cpu-only", "gpu-only", "all-cuda", "cpu+gpu"};
 
 struct Options {
-  std::string networks = "lenet,wide", batches = "64,256", configs = "cpu-only,gpu-only,cpu+gpu";
-  std::string plan = "cpu:1", sched;
+  std::string networks = "lenet,wide", batches = "64,256",
+              configs = "cpu-only,gpu-only,all-cuda,cpu+gpu";
+  std::string plan = "auto", sched;
   long steps = 20, warmup = 10, round = 5, seed = 1, micro_batches = 0;
   double max_seconds = 20, lr = 0.01;
 };
@@ -86,7 +90,7 @@ std::vector<std::string> parse_configs(const std::string &text) {
   for (const std::string &c : configs)
     if (std::find(kConfigs.begin(), kConfigs.end(), c) == kConfigs.end())
       throw UsageError("--configs: unknown configuration '" + c +
-                       "' (use cpu-only, gpu-only, cpu+gpu)");
+                       "' (use cpu-only, gpu-only, all-cuda, cpu+gpu)");
   return configs;
 }
 
@@ -146,16 +150,6 @@ Machine probe_machine() {
   return m;
 }
 
-// Every conv's filters on one kind of worker: "conv1=6@cpu;conv2=16@cpu".
-std::string whole_plan(const NetworkSpec &spec, const char *where) {
-  std::string plan;
-  for (const LayerSpec &layer : spec.layers)
-    if (layer.kind == LayerKind::conv)
-      plan +=
-          (plan.empty() ? "" : ";") + layer.name + "=" + std::to_string(layer.out) + "@" + where;
-  return plan.empty() ? "none" : plan;
-}
-
 struct Result {
   std::string scheduler, workers, plan;
   MachineWorkers counts;
@@ -163,8 +157,8 @@ struct Result {
   size_t warmup_steps = 0, timed_steps = 0, rounds = 0;
   uint64_t tasks_per_step = 0;
   double cpu_tasks_per_step = 0, cuda_tasks_per_step = 0;
-  double auto_predicted_ms = -1;  // --plan auto: the chooser's predicted conv time per step
   int micro_batches = 1;
+  std::optional<PlanSearch> search;  // --plan auto
 };
 
 // Runs one warm-up round with StarPU's profiling counters on (they stay off while timing) and
@@ -201,28 +195,30 @@ Result measure(const Options &o, const NetworkSpec &spec, const Dataset &data, s
   r.scheduler = runtime.scheduler();
   r.workers = runtime.describe_workers();
   r.counts = runtime.workers();
-  const int micro = choose_micro_batches(o.micro_batches, runtime.workers(), batch);
-  const MicroBatchShare share = micro_batch_share(runtime.workers(), batch, micro);
-  r.plan = config == "cpu-only"   ? whole_plan(spec, "cpu")
-           : config == "gpu-only" ? whole_plan(spec, "cuda")
-                                  : o.plan;
-  NetworkPlanText plans = parse_network_plan(r.plan);
-  if (uses_auto_plan(spec, plans)) {
-    const AutoPlanning planning = resolve_auto_plans(spec, plans, share.workers, int(share.batch));
-    plans = planning.plans;
-    r.plan = o.plan + " -> " + planning.text;
-    r.auto_predicted_ms = planning.predicted_us / 1000.0;
-  }
-  ParameterSet params(spec, plans, share.workers);
-  params.initialize(uint64_t(o.seed));
   TrainConfig tc;
   tc.batch = batch;
   tc.lr = float(o.lr);
   tc.momentum = 0.9f;
   tc.seed = uint64_t(o.seed);
   tc.log_every = size_t(o.round);  // one loss reading per round, at its end
-  tc.micro_batches = micro;
-  r.micro_batches = micro;
+  r.plan = config == "cpu-only" ? "cpu" : config == "cpu+gpu" ? o.plan : "cuda";
+  NetworkPlanText plans = parse_network_plan(r.plan);
+  if (plans.default_plan == "auto" && plans.overrides.empty()) {
+    r.search = search_plans(spec, data, tc, runtime.workers());
+    for (const std::string &line : describe(*r.search)) std::fprintf(stderr, "%s\n", line.c_str());
+    r.plan = r.search->plan;
+    plans = parse_network_plan(r.plan);
+  }
+  apply_plan(plans, runtime.workers(), o.micro_batches, tc);
+  const MicroBatchShare share = micro_batch_share(runtime.workers(), batch, tc.micro_batches);
+  if (uses_auto_plan(spec, plans)) {
+    const AutoPlanning planning = resolve_auto_plans(spec, plans, share.workers, int(share.batch));
+    plans = planning.plans;
+    r.plan = r.plan + " -> " + planning.text;
+  }
+  ParameterSet params(spec, plans, share.workers);
+  params.initialize(uint64_t(o.seed));
+  r.micro_batches = int(cut_batch(tc, r.counts.cpu).size());
   Trainer trainer(spec, params, data, tc);
   const size_t round = size_t(o.round);
   const std::atomic<bool> no_stop{false};
@@ -272,6 +268,22 @@ std::string common_fields(const std::string &network, size_t batch, const std::s
   return out.str();
 }
 
+// The measured search's candidates, as a JSON member (empty without --plan auto).
+std::string candidates_json(const Result &r) {
+  if (!r.search || r.search->candidates.empty()) return "";
+  std::ostringstream out;
+  out << ", \"auto_candidates\": [";
+  for (size_t i = 0; i < r.search->candidates.size(); ++i) {
+    const PlanCandidate &c = r.search->candidates[i];
+    out << (i ? ", " : "") << "{\"plan\": " << json::quote(c.plan) << ", \"predicted_ms\": "
+        << (c.predicted_ms < 0 ? "null" : json::format_float(float(c.predicted_ms)))
+        << ", \"measured_ms\": "
+        << (std::isfinite(c.measured_ms) ? json::format_float(float(c.measured_ms)) : "null") << "}";
+  }
+  out << "]";
+  return out.str();
+}
+
 void print_result(const std::string &common, size_t batch, const Result &r) {
   std::printf(
       "%s, \"plan\": %s, \"scheduler\": %s, \"workers\": %s, \"cpu_workers\": %d, "
@@ -284,10 +296,7 @@ void print_result(const std::string &common, size_t batch, const Result &r) {
       r.mean_ms, r.min_ms, double(batch) * 1000.0 / r.step_ms, (unsigned long long)r.tasks_per_step,
       r.cpu_tasks_per_step, r.cuda_tasks_per_step, r.warmup_steps, r.timed_steps,
       r.timed_steps / std::max<size_t>(r.rounds, 1),
-      r.auto_predicted_ms < 0 ? ""
-      : std::isnan(r.auto_predicted_ms)
-          ? ", \"auto_predicted_conv_ms\": null"
-          : (", \"auto_predicted_conv_ms\": " + std::to_string(r.auto_predicted_ms)).c_str());
+      candidates_json(r).c_str());
   std::fflush(stdout);
 }
 
@@ -357,9 +366,10 @@ int main(int argc, char **argv) {
     ArgParser args(
         "train_benchmark",
         "Times starcnn training steps (median over rounds after warm-up) on random 3x32x32 data\n"
-        "in the configurations cpu-only (STARPU_NCUDA=0, convs on CPU workers), gpu-only\n"
-        "(STARPU_NCPU=1 for the data-loading task, convs on CUDA) and cpu+gpu (every worker,\n"
-        "convs split by --plan). One JSON line per measurement on stdout, a table on stderr.\n"
+        "in the configurations cpu-only (STARPU_NCUDA=0, plan cpu), gpu-only (STARPU_NCPU=1 for\n"
+        "the data-loading task, plan cuda), all-cuda (every worker, plan cuda) and cpu+gpu\n"
+        "(every worker, --plan, default auto). One JSON line per measurement on stdout, a table\n"
+        "on stderr.\n"
         "STARPU_SILENT defaults to 1 here (set STARPU_SILENT=0 to see StarPU's notes).\n"
         "Configurations needing CUDA are reported as skipped without a CUDA worker.");
     args.add("networks", "LIST", "comma-separated networks: lenet, wide or .net files",
