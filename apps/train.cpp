@@ -102,10 +102,9 @@ Options parse_options(int argc, char **argv, bool *run) {
 }
 
 std::string json_summary(const Options &o, const std::string &plan, const Runtime &runtime,
-                         const EpochSummary &last,
-                         const Evaluation *test, int64_t step, size_t micro_batches,
-                         uint64_t tasks_per_step, const AutoPlanning *planning,
-                         const RunStats *stats) {
+                         const EpochSummary &last, const Evaluation *test, int64_t step,
+                         size_t micro_batches, uint64_t tasks_per_step,
+                         const AutoPlanning *planning, const RunStats *stats) {
   char line[8192];
   std::snprintf(
       line, sizeof(line),
@@ -177,8 +176,7 @@ int run(const Options &o, std::string *summary) {
     plans = parse_network_plan(search->plan);
   }
   apply_plan(plans, workers, o.micro_batches, config);
-  const MicroBatchShare share =
-      micro_batch_share(workers, size_t(o.batch), config.micro_batches);
+  const MicroBatchShare share = micro_batch_share(workers, size_t(o.batch), config.micro_batches);
   std::optional<AutoPlanning> planning;
   if (uses_auto_plan(spec, plans)) {
     planning = usage_errors_of(
@@ -206,10 +204,11 @@ int run(const Options &o, std::string *summary) {
               o.data.c_str(), train.count, test.count, train.channels, train.height, train.width);
   for (const std::string &line : trainer.network().describe()) std::printf("  %s\n", line.c_str());
   if (config.samples.cpu_samples > 0)
-    std::printf("batch %ld: %d samples on the CPU workers in %zu micro-batches, %ld on CUDA "
-                "(gradients summed)\n",
-                o.batch, config.samples.cpu_samples, trainer.micro_batches() - 1,
-                o.batch - config.samples.cpu_samples);
+    std::printf(
+        "batch %ld: %d samples on the CPU workers in %zu micro-batches, %ld on CUDA "
+        "(gradients summed)\n",
+        o.batch, config.samples.cpu_samples, trainer.micro_batches() - 1,
+        o.batch - config.samples.cpu_samples);
   else if (trainer.micro_batches() > 1)
     std::printf("batch %ld in %zu micro-batches (each its own task chain, gradients summed)\n",
                 o.batch, trainer.micro_batches());
@@ -251,9 +250,10 @@ int run(const Options &o, std::string *summary) {
     save(o, spec, train, params, trainer.step(), last.complete ? epoch + 1 : epoch);
     if (last.interrupted || last.reached_max_steps) break;
   }
-  *summary = json_summary(o, search ? search->plan : plan_text, runtime, last, evaluated ? &eval : nullptr, trainer.step(),
-                          trainer.micro_batches(), trainer.tasks_per_step(),
-                          planning ? &*planning : nullptr, o.stats ? &stats : nullptr);
+  *summary =
+      json_summary(o, search ? search->plan : plan_text, runtime, last, evaluated ? &eval : nullptr,
+                   trainer.step(), trainer.micro_batches(), trainer.tasks_per_step(),
+                   planning ? &*planning : nullptr, o.stats ? &stats : nullptr);
   if (last.interrupted) {
     std::fprintf(stderr, "train: interrupted\n");
     return 130;

@@ -6,47 +6,68 @@
 
 namespace starcnn {
 
-uint32_t MergeShape::total_channels() const {
-  uint32_t total = 0;
-  for (uint32_t p = 0; p < parts; ++p) total += channels[p];
-  return total;
+bool MergeShape::operator==(const MergeShape &other) const {
+  return std::memcmp(this, &other, sizeof(MergeShape)) == 0;
 }
 
-MergeShape make_merge_shape(uint32_t n, uint32_t hw, const std::vector<uint32_t> &channels) {
-  if (channels.empty() || channels.size() > kMaxMergeParts)
+MergeShape make_merge_shape(uint32_t n, uint32_t hw, uint32_t c,
+                            const std::vector<MergePiece> &pieces) {
+  if (pieces.empty() || pieces.size() > kMaxMergeParts)
     throw std::invalid_argument("merge needs 1 to kMaxMergeParts parts");
   MergeShape shape;
   shape.n = n;
   shape.hw = hw;
-  shape.parts = static_cast<uint32_t>(channels.size());
+  shape.c = c;
+  shape.parts = static_cast<uint32_t>(pieces.size());
+  uint64_t covered = 0;
   for (uint32_t p = 0; p < shape.parts; ++p) {
-    if (channels[p] == 0) throw std::invalid_argument("merge part without channels");
-    shape.channels[p] = channels[p];
+    const MergePiece &piece = pieces[p];
+    if (piece.channels == 0 || piece.samples == 0)
+      throw std::invalid_argument("merge part without channels or samples");
+    if (uint64_t(piece.first_channel) + piece.channels > c ||
+        uint64_t(piece.first_sample) + piece.samples > n)
+      throw std::invalid_argument("merge part outside the whole");
+    shape.channels[p] = piece.channels;
+    shape.first_channel[p] = piece.first_channel;
+    shape.samples[p] = piece.samples;
+    shape.first_sample[p] = piece.first_sample;
+    covered += uint64_t(piece.channels) * piece.samples;
   }
+  // Inside the whole and as large as it: the pieces tile it unless two overlap, which the
+  // callers' cuts (channel parts, then sample blocks of a part) cannot produce.
+  if (covered != uint64_t(n) * c) throw std::invalid_argument("merge parts do not tile the whole");
   return shape;
 }
 
-// Sample i of part p is one contiguous run of c_p * hw floats; in the whole it starts at channel
-// offset_p of sample i.
+MergeShape make_merge_shape(uint32_t n, uint32_t hw, const std::vector<uint32_t> &channels) {
+  std::vector<MergePiece> pieces;
+  uint32_t c = 0;
+  for (uint32_t channel_count : channels) {
+    pieces.push_back({c, channel_count, 0, n});
+    c += channel_count;
+  }
+  return make_merge_shape(n, hw, c, pieces);
+}
+
+// Sample i of piece p is one contiguous run of c_p * hw floats; in the whole it starts at channel
+// c0_p of sample s0_p + i.
 void merge_cpu(const MergeShape &s, const float *const *parts, float *whole) {
-  const size_t whole_sample = size_t(s.total_channels()) * s.hw;
-  size_t offset = 0;
+  const size_t whole_sample = size_t(s.c) * s.hw;
   for (uint32_t p = 0; p < s.parts; ++p) {
     const size_t run = size_t(s.channels[p]) * s.hw;
-    for (size_t i = 0; i < s.n; ++i)
-      std::memcpy(whole + i * whole_sample + offset, parts[p] + i * run, run * sizeof(float));
-    offset += run;
+    float *out = whole + s.first_sample[p] * whole_sample + size_t(s.first_channel[p]) * s.hw;
+    for (size_t i = 0; i < s.samples[p]; ++i)
+      std::memcpy(out + i * whole_sample, parts[p] + i * run, run * sizeof(float));
   }
 }
 
 void split_cpu(const MergeShape &s, const float *whole, float *const *parts) {
-  const size_t whole_sample = size_t(s.total_channels()) * s.hw;
-  size_t offset = 0;
+  const size_t whole_sample = size_t(s.c) * s.hw;
   for (uint32_t p = 0; p < s.parts; ++p) {
     const size_t run = size_t(s.channels[p]) * s.hw;
-    for (size_t i = 0; i < s.n; ++i)
-      std::memcpy(parts[p] + i * run, whole + i * whole_sample + offset, run * sizeof(float));
-    offset += run;
+    const float *in = whole + s.first_sample[p] * whole_sample + size_t(s.first_channel[p]) * s.hw;
+    for (size_t i = 0; i < s.samples[p]; ++i)
+      std::memcpy(parts[p] + i * run, in + i * whole_sample, run * sizeof(float));
   }
 }
 

@@ -129,6 +129,23 @@ SplitPlan parse_split_plan(const std::string &text, int filters, const MachineWo
   return plan;
 }
 
+std::vector<PartTask> part_tasks(const SplitPlan &plan, uint32_t n) {
+  std::vector<PartTask> tasks;
+  int channel = 0;
+  for (size_t p = 0; p < plan.parts.size(); ++p) {
+    const SplitPart &part = plan.parts[p];
+    const uint32_t blocks = std::max<uint32_t>(1, std::min<uint32_t>(uint32_t(part.tasks), n));
+    uint32_t first = 0;
+    for (uint32_t t = 0; t < blocks; ++t) {
+      const uint32_t samples = n / blocks + (t < n % blocks ? 1 : 0);
+      tasks.push_back({p, part.filters, channel, part.where, first, samples});
+      first += samples;
+    }
+    channel += part.filters;
+  }
+  return tasks;
+}
+
 std::string SampleSplit::describe() const {
   return "samples:" + std::to_string(cpu_samples) +
          (cpu_micro_batches > 0 ? "/" + std::to_string(cpu_micro_batches) : "");

@@ -12,7 +12,10 @@ namespace starcnn {
 struct SplitPart {
   int filters = 0;  // output channels of this part
   Where where = Where::any;
-  int tasks = 1;  // the part is cut by filters into this many tasks (CPU parts: one per worker)
+  // The part's work is cut by samples into this many tasks (CPU parts: one per CPU worker), each
+  // its own sample block of the batch with every filter of the part: the input's im2col is made
+  // once per sample, never repeated per task.
+  int tasks = 1;
 };
 
 struct SplitPlan {
@@ -25,6 +28,17 @@ struct SplitPlan {
   std::string describe() const;
 };
 
+// One task of a plan's part: `part`'s filters on samples [first_sample, first_sample + samples).
+struct PartTask {
+  size_t part = 0;
+  int filters = 0, first_channel = 0;
+  Where where = Where::any;
+  uint32_t first_sample = 0, samples = 0;
+};
+// The tasks of `plan` for a batch of n samples: each part cut into min(tasks, n) blocks of
+// (nearly) equal samples, in part order.
+std::vector<PartTask> part_tasks(const SplitPlan &plan, uint32_t n);
+
 // What a plan needs to know about the machine.
 struct MachineWorkers {
   int cpu = 1;
@@ -36,10 +50,10 @@ struct MachineWorkers {
 //   cuda, cpu   one part on that kind of worker (as a whole-network plan: every op there)
 //   samples:K[/M]  the sample split (see SampleSplit); the layer itself is whole on CUDA
 //   even:K      K parts of (nearly) equal size, any worker
-//   cpu:N       N filters on the CPU workers (cut by filters into one task per CPU worker), the
+//   cpu:N       N filters on the CPU workers (cut by samples into one task per CPU worker), the
 //               rest on CUDA workers
 //   LIST        comma-separated parts F@WHERE[/T], WHERE one of cpu, cuda, any, T tasks cut by
-//               filters (default: one per CPU worker for cpu parts, 1 otherwise); the F must sum
+//               samples (default: one per CPU worker for cpu parts, 1 otherwise); the F must sum
 //               to filters
 // Throws std::invalid_argument with a message that quotes the text and says what is wrong.
 SplitPlan parse_split_plan(const std::string &text, int filters, const MachineWorkers &workers);

@@ -278,7 +278,8 @@ std::string candidates_json(const Result &r) {
     out << (i ? ", " : "") << "{\"plan\": " << json::quote(c.plan) << ", \"predicted_ms\": "
         << (c.predicted_ms < 0 ? "null" : json::format_float(float(c.predicted_ms)))
         << ", \"measured_ms\": "
-        << (std::isfinite(c.measured_ms) ? json::format_float(float(c.measured_ms)) : "null") << "}";
+        << (std::isfinite(c.measured_ms) ? json::format_float(float(c.measured_ms)) : "null")
+        << "}";
   }
   out << "]";
   return out.str();
@@ -295,8 +296,7 @@ void print_result(const std::string &common, size_t batch, const Result &r) {
       json::quote(r.workers).c_str(), r.counts.cpu, r.counts.cuda, r.micro_batches, r.step_ms,
       r.mean_ms, r.min_ms, double(batch) * 1000.0 / r.step_ms, (unsigned long long)r.tasks_per_step,
       r.cpu_tasks_per_step, r.cuda_tasks_per_step, r.warmup_steps, r.timed_steps,
-      r.timed_steps / std::max<size_t>(r.rounds, 1),
-      candidates_json(r).c_str());
+      r.timed_steps / std::max<size_t>(r.rounds, 1), candidates_json(r).c_str());
   std::fflush(stdout);
 }
 

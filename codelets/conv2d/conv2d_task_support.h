@@ -21,10 +21,11 @@ struct Conv2dGradientArgs {
   bool accumulates() const { return access == GradientAccess::accumulate; }
 };
 
-// The arguments a gradient task was submitted with.
-inline Conv2dGradientArgs unpack_gradient_args(void *cl_arg) {
+// The arguments a gradient task was submitted with; *first_sample: the first sample of X (dX)
+// that the task's block starts at.
+inline Conv2dGradientArgs unpack_gradient_args(void *cl_arg, uint32_t *first_sample) {
   Conv2dGradientArgs args;
-  starpu_codelet_unpack_args(cl_arg, &args);
+  starpu_codelet_unpack_args(cl_arg, &args, first_sample);
   return args;
 }
 

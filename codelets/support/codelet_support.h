@@ -27,6 +27,11 @@ enum class Where : uint32_t {
 // (the shapes) together with every buffer's size, so each shape and part size gets its own entry.
 starpu_perfmodel history_model(const char *symbol);
 
+// A history-based model whose footprint hashes only the task's first packed argument (the shape):
+// for ops whose tasks may read a block of samples of a larger tensor (the conv2d codelets), so
+// that the block's entry is the same whatever tensor it is cut from.
+starpu_perfmodel shape_history_model(const char *symbol);
+
 // A history-based model with StarPU's default footprint (buffer sizes only), for ops whose
 // arguments hold hyper-parameters rather than shapes.
 starpu_perfmodel size_history_model(const char *symbol);

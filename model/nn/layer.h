@@ -3,8 +3,8 @@
 #pragma once
 
 #include "codelets/accumulate.h"
-#include "codelets/support/codelet_support.h"
 #include "codelets/sgd.h"
+#include "codelets/support/codelet_support.h"
 #include "model/nn/parameter.h"
 #include "model/nn/tensor.h"
 

@@ -43,11 +43,11 @@ Network::Network(const NetworkSpec &spec, ParameterSet &params, int batch, int l
                                 uint32_t(layer.kernel),
                                 uint32_t(layer.stride),
                                 uint32_t(layer.pad)};
-        std::vector<Where> part_where = params.conv_parts(layer.name).where;
-        if (place.convs_at_home) part_where.assign(part_where.size(), home_);
+        SplitPlan plan = params.conv_plan(layer.name);
+        if (place.convs_at_home)  // one chain of a sample split: whole tasks, all on one side
+          for (SplitPart &part : plan.parts) part = {part.filters, home_, 1};
         layers_.push_back(std::make_unique<ConvLayer>(shape, params.get(layer.name + ".weight"),
-                                                      params.get(layer.name + ".bias"),
-                                                      part_where));
+                                                      params.get(layer.name + ".bias"), plan));
         break;
       }
       case LayerKind::relu:

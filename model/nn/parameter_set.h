@@ -27,7 +27,6 @@ class ParameterSet {
   // Where the ops and updates that the convolutions' parts do not place run (home_of()).
   Where home() const { return home_; }
   Parameter &get(const std::string &name);
-  const ConvParts &conv_parts(const std::string &layer) const { return conv_parts_.at(layer); }
   const SplitPlan &conv_plan(const std::string &layer) const { return conv_plans_.at(layer); }
 
   // PyTorch's default initialisation of Conv2d and Linear: weight and bias uniform in
@@ -48,7 +47,6 @@ class ParameterSet {
 
  private:
   std::vector<std::unique_ptr<Parameter>> params_;
-  std::map<std::string, ConvParts> conv_parts_;
   std::map<std::string, SplitPlan> conv_plans_;
   Where home_ = Where::any;
 };

@@ -25,7 +25,8 @@ void PoolLayer::forward(const Tensor &input) {
 
 void PoolLayer::backward(const Tensor &, const Tensor &output_grad, bool need_input_grad) {
   if (need_input_grad)
-    submit_maxpool_backward(output_grad.handle(), argmax_.handle(), input_grad_.handle(), shape_, where_);
+    submit_maxpool_backward(output_grad.handle(), argmax_.handle(), input_grad_.handle(), shape_,
+                            where_);
 }
 
 }  // namespace starcnn

@@ -101,8 +101,8 @@ PlanSearch search_plans(const NetworkSpec &spec, const Dataset &train, const Tra
   }
   AutoPlanOptions chooser;
   chooser.max_candidates = options.filter_candidates;
-  search.filters = resolve_auto_plans(spec, parse_network_plan("auto"), workers,
-                                      int(config.batch), chooser);
+  search.filters =
+      resolve_auto_plans(spec, parse_network_plan("auto"), workers, int(config.batch), chooser);
   bool gives_cpu_filters = false;
   for (const AutoChoice &c : search.filters->choices)
     gives_cpu_filters = gives_cpu_filters || cpu_filters(c.plan) > 0;
@@ -126,8 +126,8 @@ PlanSearch search_plans(const NetworkSpec &spec, const Dataset &train, const Tra
       search.candidates.begin(), search.candidates.end(),
       [](const PlanCandidate &a, const PlanCandidate &b) { return a.measured_ms < b.measured_ms; });
   if (!std::isfinite(best->measured_ms))
-    throw std::runtime_error("auto plan: no candidate could run (" + best->plan +
-                             ": " + best->failure + ")");
+    throw std::runtime_error("auto plan: no candidate could run (" + best->plan + ": " +
+                             best->failure + ")");
   search.plan = best->plan;
   search.seconds = seconds_since(start);
   return search;
@@ -142,7 +142,8 @@ std::vector<std::string> describe(const PlanSearch &search) {
   lines.push_back(line);
   for (const PlanCandidate &c : search.candidates) {
     std::string predicted =
-        c.predicted_ms < 0 ? "" : ", predicted " + std::to_string(c.predicted_ms).substr(0, 6) + " ms";
+        c.predicted_ms < 0 ? ""
+                           : ", predicted " + std::to_string(c.predicted_ms).substr(0, 6) + " ms";
     if (!c.failure.empty())
       std::snprintf(line, sizeof(line), "  %s: failed: %s", c.plan.c_str(), c.failure.c_str());
     else

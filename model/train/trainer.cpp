@@ -30,8 +30,7 @@ std::pair<double, double> take_stats(Tensor &stats) {
 
 }  // namespace
 
-int choose_micro_batches(long requested, const MachineWorkers &workers, size_t batch,
-                         Where home) {
+int choose_micro_batches(long requested, const MachineWorkers &workers, size_t batch, Where home) {
   if (requested > 0) return int(requested);
   if (workers.cuda > 0 && home != Where::cpu) return 1;
   return int(std::max<size_t>(1, std::min<size_t>(size_t(std::max(1, workers.cpu)), batch / 16)));
