@@ -129,8 +129,8 @@ double predict_layer_us(const AutoLayer &layer, const SplitPlan &plan, Side inpu
   std::vector<int> blocks(plan.parts.size(), 0);
   for (const PartTask &t : tasks) ++blocks[t.part];
 
-  const auto unknown = [](const std::vector<double> &tasks) {
-    return std::any_of(tasks.begin(), tasks.end(), [](double t) { return std::isnan(t); });
+  const auto unknown = [](const std::vector<double> &times) {
+    return std::any_of(times.begin(), times.end(), [](double t) { return std::isnan(t); });
   };
   double forward = 0, backward = 0;
   bool known = true;
