@@ -55,15 +55,16 @@ Trainer::Trainer(const NetworkSpec &spec, ParameterSet &params, const Dataset &t
     throw std::invalid_argument("the training set has fewer samples (" +
                                 std::to_string(train.count) + ") than one batch (" +
                                 std::to_string(config.batch) + ")");
-  if (config.micro_batches < 1 || size_t(config.micro_batches) > config.batch)
+  const size_t local = config.shard.size > 0 ? config.shard.size : config.batch;
+  if (config.micro_batches < 1 || size_t(config.micro_batches) > local)
     throw std::invalid_argument("micro-batches must be between 1 and the batch size (" +
-                                std::to_string(config.batch) + "), got " +
+                                std::to_string(local) + "), got " +
                                 std::to_string(config.micro_batches));
   const size_t micro = size_t(config.micro_batches);
   const GradientAccess access = micro > 1 ? GradientAccess::accumulate : GradientAccess::overwrite;
   if (micro > 1) params.sum_grads();
-  for (size_t m = 0, first = 0; m < micro; ++m) {
-    const size_t size = config.batch / micro + (m < config.batch % micro ? 1 : 0);
+  for (size_t m = 0, first = config.shard.first; m < micro; ++m) {
+    const size_t size = local / micro + (m < local % micro ? 1 : 0);
     micro_first_.push_back(first);
     first += size;
     networks_.push_back(
@@ -113,6 +114,8 @@ EpochSummary Trainer::train_epoch(size_t epoch,
       networks_[m]->forward(images, labels, stats_);
       networks_[m]->backward(images, labels);
     }
+    // Data-parallel: the update below applies the gradients of the whole batch, every rank's.
+    if (config_.rank_sum) config_.rank_sum->sum_gradients(params_);
     const bool first_step = !momentum_started_;
     params_.submit_update({lr_at(step_), config_.momentum, config_.weight_decay, first_step});
     momentum_started_ = true;
@@ -125,6 +128,7 @@ EpochSummary Trainer::train_epoch(size_t epoch,
 
     if ((b + 1) % config_.log_every == 0 || b + 1 == batches || stop.load() ||
         reached_max_steps()) {
+      if (config_.rank_sum) config_.rank_sum->sum(stats_);
       const auto [loss, correct] = take_stats(stats_);
       const double samples = double(window_steps * config_.batch);
       if (!std::isfinite(loss))
