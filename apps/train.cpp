@@ -314,7 +314,7 @@ int train_network(const Options &o, const NetworkSpec &spec, const Dataset &trai
 int main(int argc, char **argv) {
   using namespace starcnn;
   std::unique_ptr<MpiWorld> world;
-  const int status = run_program("train", [&] {
+  const int exit_status = run_program("train", [&] {
     bool run_it = false;
     const Options options = parse_options(argc, argv, &run_it);
     if (!run_it) return 0;
@@ -331,12 +331,13 @@ int main(int argc, char **argv) {
     int status = run(options, *world, &summary);
     world->barrier();  // every rank's StarPU has shut down and written its trace
     // StarPU has shut down and written the trace: convert it before the closing JSON line.
-    if (!options.trace.empty() && world->rank() == 0 && !finish_trace(options.trace) && status == 0)
+    if (!options.trace.empty() && world->rank() == 0 &&
+        !finish_trace(options.trace, world->size()) && status == 0)
       status = 1;
     std::printf("%s", summary.c_str());
     return status;
   });
   // A rank that failed before training (bad --init, ...) stops the others too.
-  if (status != 0 && world && world->size() > 1) world->abort(status);
-  return status;
+  if (exit_status != 0 && world && world->size() > 1) world->abort(exit_status);
+  return exit_status;
 }
