@@ -10,11 +10,10 @@ train=$1
 data_dir=$2
 mpirun=$3
 compare=$4
-[[ -f $data_dir/mnist/train-images-idx3-ubyte ]] || { echo "no MNIST under $data_dir: skipped"; exit 77; }
-
-out=$(mktemp -d "${TMPDIR:-/tmp}/starcnn-mpi-test.XXXXXX")
-trap 'rm -rf "$out"' EXIT
-fail() { echo "FAIL: $*"; [[ -f $out/log ]] && sed 's/^/  | /' "$out/log"; exit 1; }
+# shellcheck source=tests/apps/test_support.sh
+. "$(dirname "$0")/test_support.sh"
+needs_mnist "$data_dir" train-images-idx3-ubyte
+make_scratch mpi-test
 
 # One CPU worker per rank (a 2-core machine); shared memory only, no network.
 export STARPU_NCPU=1 STARPU_SILENT=1
