@@ -1,10 +1,14 @@
 // starcnn's training app: trains a network on a data set with StarPU's CPU and CUDA workers,
 // prints progress and a summary per epoch, saves checkpoints, and ends with one JSON line. With
 // --trace DIR it records StarPU's FxT trace of the run and converts it (apps/cli/trace.h).
+// Launched by mpirun, each process is one rank of a data-parallel run (model/dist/): each takes
+// its shard of every batch, gradients are summed across ranks, and rank 0 alone prints and saves.
 #include "apps/cli/args.h"
 #include "apps/cli/progress.h"
 #include "apps/cli/trace.h"
 #include "model/data/dataset.h"
+#include "model/dist/batch_shards.h"
+#include "model/dist/world.h"
 #include "model/io/checkpoint.h"
 #include "model/nn/network_spec.h"
 #include "model/nn/parameter_set.h"
@@ -37,7 +41,7 @@ void on_interrupt(int) {
 struct Options {
   std::string data = "mnist", data_dir = default_data_dir(), network = "lenet";
   std::string plan;  // empty: auto where there are CUDA workers, none elsewhere
-  std::string checkpoint, init, trace, lr_schedule = "constant";
+  std::string checkpoint, init, trace, lr_schedule = "constant", rank_shares = "even";
   long epochs = 3, batch = 64, seed = 1, eval_every = 1, log_every = 100, max_steps = 0;
   long micro_batches = 0;  // 0: chosen from the workers (choose_micro_batches)
   bool stats = false;
@@ -91,6 +95,10 @@ Options parse_options(int argc, char **argv, bool *run) {
            "tasks.rec, ...) plus gantt.png and summary.txt; keep runs short (--max-steps, "
            "--eval-every 0)",
            &o.trace);
+  args.add("rank-shares", "even|W,W,...",
+           "under mpirun: how each step's batch is cut across ranks, evenly or in proportion to "
+           "one weight per rank (e.g. 3,1: rank 0 takes three quarters)",
+           &o.rank_shares);
   args.add_flag("stats",
                 "profile the training steps with StarPU: worker busy/idle fractions, tasks per "
                 "worker kind and bytes moved between RAM and GPUs, in the JSON summary",
@@ -104,7 +112,8 @@ Options parse_options(int argc, char **argv, bool *run) {
 std::string json_summary(const Options &o, const std::string &plan, const Runtime &runtime,
                          const EpochSummary &last, const Evaluation *test, int64_t step,
                          size_t micro_batches, uint64_t tasks_per_step,
-                         const AutoPlanning *planning, const RunStats *stats) {
+                         const AutoPlanning *planning, const RunStats *stats,
+                         const std::string &ranks) {
   char line[8192];
   std::snprintf(
       line, sizeof(line),
@@ -113,7 +122,7 @@ std::string json_summary(const Options &o, const std::string &plan, const Runtim
       "\"epochs\": %zu, \"steps\": %lld, "
       "\"train_loss\": %.6f, \"train_accuracy\": %.6f, \"test_loss\": %s, \"test_accuracy\": %s, "
       "\"images_per_s\": %.1f, \"seconds\": %.3f, \"tasks_per_step\": %llu, \"interrupted\": "
-      "%s%s%s%s}\n",
+      "%s%s%s%s%s}\n",
       o.network.c_str(), o.data.c_str(), runtime.scheduler().c_str(),
       runtime.describe_workers().c_str(), plan.c_str(), o.batch, micro_batches, last.epoch + 1,
       (long long)step, last.train_loss, last.train_accuracy,
@@ -126,7 +135,7 @@ std::string json_summary(const Options &o, const std::string &plan, const Runtim
                                                  : std::to_string(planning->predicted_us / 1000.0)))
                 .c_str()
           : "",
-      stats ? ", \"stats\": " : "", stats ? stats->to_json().c_str() : "");
+      stats ? ", \"stats\": " : "", stats ? stats->to_json().c_str() : "", ranks.c_str());
   return line;
 }
 
@@ -144,8 +153,41 @@ void save(const Options &o, const NetworkSpec &spec, const Dataset &data, Parame
   std::printf("saved %s (step %lld)\n", o.checkpoint.c_str(), (long long)step);
 }
 
+// This rank's shard of every batch: all of it when alone.
+BatchShard rank_shard(const Options &o, const MpiWorld &world) {
+  if (world.size() < 2) return {0, size_t(o.batch)};
+  const std::vector<double> weights = o.rank_shares == "even"
+                                          ? std::vector<double>(size_t(world.size()), 1.0)
+                                          : usage_errors_of("--rank-shares", [&] {
+                                              return parse_rank_shares(o.rank_shares, world.size());
+                                            });
+  return usage_errors_of(
+      "--rank-shares", [&] { return shard_batch(size_t(o.batch), weights); })[size_t(world.rank())];
+}
+
+// ", \"ranks\": 2, ..." for the JSON summary of a data-parallel run.
+std::string ranks_json(const MpiWorld &world, const BatchShard &shard, const RankSum *sum,
+                       int64_t steps) {
+  if (world.size() < 2) return "";
+  const double bytes = sum ? double(sum->bytes_sent() + sum->bytes_received()) : 0.0;
+  return ", \"ranks\": " + std::to_string(world.size()) +
+         ", \"rank0_batch\": " + std::to_string(shard.size) +
+         ", \"rank0_bytes_per_step\": " + std::to_string(steps > 0 ? bytes / double(steps) : 0.0);
+}
+
+int train_network(const Options &o, const NetworkSpec &spec, const Dataset &train,
+                  const Dataset &test, const Runtime &runtime, MpiWorld &world,
+                  std::string *summary);
+
+// A failing rank stops the others at once: they would otherwise wait for its gradients forever.
+[[noreturn]] void stop_every_rank(MpiWorld &world, const char *what, int status) {
+  std::fprintf(stderr, "train: rank %d of %d: %s%s; stopping every rank\n", world.rank(),
+               world.size(), status == 2 ? "" : "error: ", what);
+  world.abort(status);
+}
+
 // Trains; StarPU runs only inside. Leaves the JSON summary line in *summary.
-int run(const Options &o, std::string *summary) {
+int run(const Options &o, MpiWorld &world, std::string *summary) {
   std::printf("loading %s from %s\n", o.data.c_str(), o.data_dir.c_str());
   const Dataset train = load_dataset(o.data, Subset::train, o.data_dir);
   const Dataset test = load_dataset(o.data, Subset::test, o.data_dir);
@@ -157,8 +199,29 @@ int run(const Options &o, std::string *summary) {
                                 std::to_string(train.height) + "x" + std::to_string(train.width));
 
   Runtime runtime(RuntimeOptions{o.trace, "", -1});
+  StarpuMpiScope starpu_mpi(world);
+  try {
+    return train_network(o, spec, train, test, runtime, world, summary);
+  } catch (const UsageError &e) {
+    if (world.size() > 1) stop_every_rank(world, e.what(), 2);
+    throw;
+  } catch (const std::exception &e) {
+    if (world.size() > 1) stop_every_rank(world, e.what(), 1);
+    throw;
+  }
+}
+
+int train_network(const Options &o, const NetworkSpec &spec, const Dataset &train,
+                  const Dataset &test, const Runtime &runtime, MpiWorld &world,
+                  std::string *summary) {
   std::printf("StarPU scheduler %s, %s\n", runtime.describe_scheduler().c_str(),
               runtime.describe_workers().c_str());
+  const BatchShard shard = rank_shard(o, world);
+  const std::unique_ptr<RankSum> rank_sum = world.make_rank_sum();
+  if (world.size() > 1)
+    std::printf("rank 0 of %d ranks: samples %zu-%zu of each batch of %ld (--rank-shares %s)\n",
+                world.size(), shard.first, shard.first + shard.size - 1, o.batch,
+                o.rank_shares.c_str());
   TrainConfig config;
   config.batch = size_t(o.batch);
   config.lr = float(o.lr);
@@ -166,6 +229,7 @@ int run(const Options &o, std::string *summary) {
   config.weight_decay = float(o.weight_decay);
   config.seed = uint64_t(o.seed);
   config.log_every = size_t(o.log_every);
+  config.shard = shard;
   const MachineWorkers workers = runtime.workers();
   const std::string plan_text = !o.plan.empty() ? o.plan : workers.cuda > 0 ? "auto" : "none";
   NetworkPlanText plans = usage_errors_of("--plan", [&] { return parse_network_plan(plan_text); });
@@ -176,7 +240,7 @@ int run(const Options &o, std::string *summary) {
     plans = parse_network_plan(search->plan);
   }
   apply_plan(plans, workers, o.micro_batches, config);
-  const MicroBatchShare share = micro_batch_share(workers, size_t(o.batch), config.micro_batches);
+  const MicroBatchShare share = micro_batch_share(workers, shard.size, config.micro_batches);
   std::optional<AutoPlanning> planning;
   if (uses_auto_plan(spec, plans)) {
     planning = usage_errors_of(
@@ -189,6 +253,7 @@ int run(const Options &o, std::string *summary) {
   params.initialize(uint64_t(o.seed));
   int64_t start_epoch = 0;
   config.max_steps = o.max_steps;
+  config.rank_sum = rank_sum.get();
   Trainer trainer =
       usage_errors_of("--micro-batches", [&] { return Trainer(spec, params, train, config); });
   if (!o.init.empty()) {
@@ -219,6 +284,7 @@ int run(const Options &o, std::string *summary) {
                 (long long)last_step);
   }
 
+  const int64_t first_step = trainer.step();
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
   ProgressPrinter progress(size_t(start_epoch + o.epochs), size_t(o.batch));
@@ -235,7 +301,7 @@ int run(const Options &o, std::string *summary) {
     const bool eval_now =
         o.eval_every > 0 && ((epoch + 1 - start_epoch) % o.eval_every == 0 || last.interrupted ||
                              last.reached_max_steps || epoch + 1 == start_epoch + o.epochs);
-    evaluated = eval_now && !last.interrupted;
+    evaluated = eval_now && !last.interrupted && world.rank() == 0;
     if (evaluated) eval = trainer.evaluate(test);
     std::printf("epoch %lld: train loss %.4f acc %.2f%%, %s%.0f img/s, %.1f s, %llu tasks/step\n",
                 (long long)epoch + 1, last.train_loss, 100.0 * last.train_accuracy,
@@ -247,13 +313,15 @@ int run(const Options &o, std::string *summary) {
     if (planning && last.steps > 0)
       std::printf("auto plan: predicted conv time %.3f ms per step, measured whole step %.3f ms\n",
                   planning->predicted_us / 1000.0, 1000.0 * last.seconds / double(last.steps));
-    save(o, spec, train, params, trainer.step(), last.complete ? epoch + 1 : epoch);
+    if (world.rank() == 0)
+      save(o, spec, train, params, trainer.step(), last.complete ? epoch + 1 : epoch);
     if (last.interrupted || last.reached_max_steps) break;
   }
   *summary =
       json_summary(o, search ? search->plan : plan_text, runtime, last, evaluated ? &eval : nullptr,
                    trainer.step(), trainer.micro_batches(), trainer.tasks_per_step(),
-                   planning ? &*planning : nullptr, o.stats ? &stats : nullptr);
+                   planning ? &*planning : nullptr, o.stats ? &stats : nullptr,
+                   ranks_json(world, shard, rank_sum.get(), trainer.step() - first_step));
   if (last.interrupted) {
     std::fprintf(stderr, "train: interrupted\n");
     return 130;
@@ -266,7 +334,8 @@ int run(const Options &o, std::string *summary) {
 
 int main(int argc, char **argv) {
   using namespace starcnn;
-  return run_program("train", [&] {
+  std::unique_ptr<MpiWorld> world;
+  const int exit_status = run_program("train", [&] {
     bool run_it = false;
     const Options options = parse_options(argc, argv, &run_it);
     if (!run_it) return 0;
@@ -274,11 +343,22 @@ int main(int argc, char **argv) {
       ensure_starpu_with_fxt(argv);
       prepare_trace_dir(options.trace);
     }
+    world = std::make_unique<MpiWorld>(&argc, &argv);
+    // Rank 0 alone prints; the others keep stderr for their errors.
+    if (world->rank() != 0 && !std::freopen("/dev/null", "w", stdout))
+      throw std::runtime_error("cannot silence the output of rank " +
+                               std::to_string(world->rank()));
     std::string summary;
-    int status = run(options, &summary);
+    int status = run(options, *world, &summary);
+    world->barrier();  // every rank's StarPU has shut down and written its trace
     // StarPU has shut down and written the trace: convert it before the closing JSON line.
-    if (!options.trace.empty() && !finish_trace(options.trace) && status == 0) status = 1;
+    if (!options.trace.empty() && world->rank() == 0 &&
+        !finish_trace(options.trace, world->size()) && status == 0)
+      status = 1;
     std::printf("%s", summary.c_str());
     return status;
   });
+  // A rank that failed before training (bad --init, ...) stops the others too.
+  if (exit_status != 0 && world && world->size() > 1) world->abort(exit_status);
+  return exit_status;
 }

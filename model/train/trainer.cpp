@@ -55,14 +55,16 @@ std::vector<MicroBatch> cut_batch(const TrainConfig &config, int cpu_workers) {
       first += size;
     }
   };
-  const size_t batch = config.batch;
+  // This rank's shard of the step (all of it in a single process).
+  const size_t batch = config.shard.size > 0 ? config.shard.size : config.batch;
+  const size_t start = config.shard.first;
   const SampleSplit &split = config.samples;
   if (split.cpu_samples <= 0) {
     if (config.micro_batches < 1 || size_t(config.micro_batches) > batch)
       throw std::invalid_argument("micro-batches must be between 1 and the batch size (" +
                                   std::to_string(batch) + "), got " +
                                   std::to_string(config.micro_batches));
-    add_even(0, batch, size_t(config.micro_batches), std::nullopt);
+    add_even(start, batch, size_t(config.micro_batches), std::nullopt);
     return cut;
   }
   const size_t on_cpu = size_t(split.cpu_samples);
@@ -74,8 +76,8 @@ std::vector<MicroBatch> cut_batch(const TrainConfig &config, int cpu_workers) {
     cpu_parts = std::max<size_t>(1, std::min<size_t>(size_t(std::max(1, cpu_workers)), on_cpu / 4));
   if (cpu_parts > on_cpu)
     throw std::invalid_argument(split.describe() + ": more CPU micro-batches than samples");
-  cut.push_back({0, batch - on_cpu, std::nullopt});
-  add_even(batch - on_cpu, on_cpu, cpu_parts, NetworkPlacement{Where::cpu, true});
+  cut.push_back({start, batch - on_cpu, std::nullopt});
+  add_even(start + batch - on_cpu, on_cpu, cpu_parts, NetworkPlacement{Where::cpu, true});
   return cut;
 }
 
@@ -140,6 +142,8 @@ EpochSummary Trainer::train_epoch(size_t epoch,
       networks_[m]->forward(images, labels, stats_);
       networks_[m]->backward(images, labels);
     }
+    // Data-parallel: the update below applies the gradients of the whole batch, every rank's.
+    if (config_.rank_sum) config_.rank_sum->sum_gradients(params_);
     const bool first_step = !momentum_started_;
     params_.submit_update({lr_at(step_), config_.momentum, config_.weight_decay, first_step});
     momentum_started_ = true;
@@ -152,6 +156,7 @@ EpochSummary Trainer::train_epoch(size_t epoch,
 
     if ((b + 1) % config_.log_every == 0 || b + 1 == batches || stop.load() ||
         reached_max_steps()) {
+      if (config_.rank_sum) config_.rank_sum->sum(stats_);
       const auto [loss, correct] = take_stats(stats_);
       const double samples = double(window_steps * config_.batch);
       if (!std::isfinite(loss))

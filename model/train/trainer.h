@@ -5,6 +5,8 @@
 #pragma once
 
 #include "model/data/batcher.h"
+#include "model/dist/batch_shards.h"
+#include "model/dist/rank_sum.h"
 #include "model/nn/network.h"
 #include "model/nn/parameter_set.h"
 #include "model/train/evaluator.h"
@@ -41,6 +43,11 @@ struct TrainConfig {
   bool cosine_lr = false;
   int64_t schedule_steps = 0;
   int64_t max_steps = 0;  // steps this Trainer runs at most, over all epochs (0: no limit)
+  // Data-parallel training (model/dist/): this rank runs samples [shard.first, shard.first +
+  // shard.size) of each step's `batch` (size 0: all of them), the loss staying averaged over the
+  // whole `batch`, and `rank_sum` sums the gradients and loss statistics across ranks.
+  BatchShard shard;
+  RankSum *rank_sum = nullptr;
 };
 
 // Micro-batches for a step of `batch` samples on these workers, its ops placed at `home`:
