@@ -28,13 +28,10 @@ starpu_perfmodel add_into_model = size_history_model("starcnn_add_into");
 
 }  // namespace
 
-starpu_codelet zero_fill_codelet = make_codelet(
-    "zero_fill", cpu_task<zero_fill_cpu, zero_fill_args>,
-    STARCNN_CUDA_FUNC((cuda_task<zero_fill_cuda, zero_fill_args>)), &zero_fill_model, {STARPU_W});
-starpu_codelet add_into_codelet =
-    make_codelet("add_into", cpu_task<add_into_cpu, add_into_args>,
-                 STARCNN_CUDA_FUNC((cuda_task<add_into_cuda, add_into_args>)), &add_into_model,
-                 {STARPU_RW, STARPU_R});
+starpu_codelet zero_fill_codelet = STARCNN_KERNEL_CODELET(
+    "zero_fill", zero_fill_cpu, zero_fill_cuda, zero_fill_args, &zero_fill_model, {STARPU_W});
+starpu_codelet add_into_codelet = STARCNN_KERNEL_CODELET(
+    "add_into", add_into_cpu, add_into_cuda, add_into_args, &add_into_model, {STARPU_RW, STARPU_R});
 
 void set_sum_reduction(starpu_data_handle_t handle) {
   starpu_data_set_reduction_methods(handle, &add_into_codelet, &zero_fill_codelet);

@@ -96,18 +96,15 @@ starpu_perfmodel maxpool_backward_model = history_model("starcnn_maxpool_backwar
 
 }  // namespace
 
-starpu_codelet maxpool_forward_codelet =
-    make_codelet("maxpool_forward", cpu_task<maxpool_forward_cpu, forward_args<false>>,
-                 STARCNN_CUDA_FUNC((cuda_task<maxpool_forward_cuda, forward_args<false>>)),
-                 &maxpool_forward_model, {STARPU_R, STARPU_W, STARPU_W});
-starpu_codelet relu_maxpool_forward_codelet =
-    make_codelet("relu_maxpool_forward", cpu_task<maxpool_forward_cpu, forward_args<true>>,
-                 STARCNN_CUDA_FUNC((cuda_task<maxpool_forward_cuda, forward_args<true>>)),
-                 &relu_maxpool_forward_model, {STARPU_R, STARPU_W, STARPU_W});
+starpu_codelet maxpool_forward_codelet = STARCNN_KERNEL_CODELET(
+    "maxpool_forward", maxpool_forward_cpu, maxpool_forward_cuda, forward_args<false>,
+    &maxpool_forward_model, {STARPU_R, STARPU_W, STARPU_W});
+starpu_codelet relu_maxpool_forward_codelet = STARCNN_KERNEL_CODELET(
+    "relu_maxpool_forward", maxpool_forward_cpu, maxpool_forward_cuda, forward_args<true>,
+    &relu_maxpool_forward_model, {STARPU_R, STARPU_W, STARPU_W});
 starpu_codelet maxpool_backward_codelet =
-    make_codelet("maxpool_backward", cpu_task<maxpool_backward_cpu, backward_args>,
-                 STARCNN_CUDA_FUNC((cuda_task<maxpool_backward_cuda, backward_args>)),
-                 &maxpool_backward_model, {STARPU_R, STARPU_R, STARPU_W});
+    STARCNN_KERNEL_CODELET("maxpool_backward", maxpool_backward_cpu, maxpool_backward_cuda,
+                           backward_args, &maxpool_backward_model, {STARPU_R, STARPU_R, STARPU_W});
 
 void submit_maxpool_forward(starpu_data_handle_t x, starpu_data_handle_t p,
                             starpu_data_handle_t argmax, const MaxpoolShape &shape, Where where,

@@ -36,17 +36,14 @@ starpu_perfmodel relu_backward_model = size_history_model("starcnn_relu_backward
 }  // namespace
 
 starpu_codelet relu_forward_codelet =
-    make_codelet("relu_forward", cpu_task<relu_forward_cpu, relu_forward_args>,
-                 STARCNN_CUDA_FUNC((cuda_task<relu_forward_cuda, relu_forward_args>)),
-                 &relu_forward_model, {STARPU_R, STARPU_W});
+    STARCNN_KERNEL_CODELET("relu_forward", relu_forward_cpu, relu_forward_cuda, relu_forward_args,
+                           &relu_forward_model, {STARPU_R, STARPU_W});
 starpu_codelet relu_forward_inplace_codelet =
-    make_codelet("relu_forward_inplace", cpu_task<relu_forward_cpu, relu_forward_inplace_args>,
-                 STARCNN_CUDA_FUNC((cuda_task<relu_forward_cuda, relu_forward_inplace_args>)),
-                 &relu_forward_model, {STARPU_RW});
-starpu_codelet relu_backward_codelet =
-    make_codelet("relu_backward", cpu_task<relu_backward_cpu, relu_backward_args>,
-                 STARCNN_CUDA_FUNC((cuda_task<relu_backward_cuda, relu_backward_args>)),
-                 &relu_backward_model, {STARPU_R, STARPU_R, STARPU_W});
+    STARCNN_KERNEL_CODELET("relu_forward_inplace", relu_forward_cpu, relu_forward_cuda,
+                           relu_forward_inplace_args, &relu_forward_model, {STARPU_RW});
+starpu_codelet relu_backward_codelet = STARCNN_KERNEL_CODELET(
+    "relu_backward", relu_backward_cpu, relu_backward_cuda, relu_backward_args,
+    &relu_backward_model, {STARPU_R, STARPU_R, STARPU_W});
 
 void submit_relu_forward(starpu_data_handle_t x, starpu_data_handle_t y, Where where,
                          int priority) {

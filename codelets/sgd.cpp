@@ -48,13 +48,11 @@ void check_same_length(starpu_data_handle_t a, starpu_data_handle_t b, const cha
 }  // namespace
 
 starpu_codelet sgd_update_codelet =
-    make_codelet("sgd_update", cpu_task<sgd_update_cpu, sgd_momentum_args>,
-                 STARCNN_CUDA_FUNC((cuda_task<sgd_update_cuda, sgd_momentum_args>)),
-                 &sgd_update_model, {STARPU_RW, STARPU_R, STARPU_RW});
+    STARCNN_KERNEL_CODELET("sgd_update", sgd_update_cpu, sgd_update_cuda, sgd_momentum_args,
+                           &sgd_update_model, {STARPU_RW, STARPU_R, STARPU_RW});
 starpu_codelet sgd_update_no_momentum_codelet =
-    make_codelet("sgd_update_no_momentum", cpu_task<sgd_update_cpu, sgd_no_momentum_args>,
-                 STARCNN_CUDA_FUNC((cuda_task<sgd_update_cuda, sgd_no_momentum_args>)),
-                 &sgd_update_model, {STARPU_RW, STARPU_R});
+    STARCNN_KERNEL_CODELET("sgd_update_no_momentum", sgd_update_cpu, sgd_update_cuda,
+                           sgd_no_momentum_args, &sgd_update_model, {STARPU_RW, STARPU_R});
 
 void submit_sgd_update(starpu_data_handle_t w, starpu_data_handle_t grad,
                        starpu_data_handle_t momentum_buf, const SgdParams &params, Where where,

@@ -94,14 +94,12 @@ starpu_perfmodel softmax_xent_backward_model = history_model("starcnn_softmax_xe
 
 }  // namespace
 
-starpu_codelet softmax_xent_forward_codelet =
-    make_codelet("softmax_xent_forward", cpu_task<softmax_xent_forward_cpu, forward_args>,
-                 STARCNN_CUDA_FUNC((cuda_task<softmax_xent_forward_cuda, forward_args>)),
-                 &softmax_xent_forward_model, {STARPU_R, STARPU_R, STARPU_REDUX});
-starpu_codelet softmax_xent_backward_codelet =
-    make_codelet("softmax_xent_backward", cpu_task<softmax_xent_backward_cpu, backward_args>,
-                 STARCNN_CUDA_FUNC((cuda_task<softmax_xent_backward_cuda, backward_args>)),
-                 &softmax_xent_backward_model, {STARPU_R, STARPU_R, STARPU_W});
+starpu_codelet softmax_xent_forward_codelet = STARCNN_KERNEL_CODELET(
+    "softmax_xent_forward", softmax_xent_forward_cpu, softmax_xent_forward_cuda, forward_args,
+    &softmax_xent_forward_model, {STARPU_R, STARPU_R, STARPU_REDUX});
+starpu_codelet softmax_xent_backward_codelet = STARCNN_KERNEL_CODELET(
+    "softmax_xent_backward", softmax_xent_backward_cpu, softmax_xent_backward_cuda, backward_args,
+    &softmax_xent_backward_model, {STARPU_R, STARPU_R, STARPU_W});
 
 void submit_softmax_xent_forward(starpu_data_handle_t z, starpu_data_handle_t labels,
                                  starpu_data_handle_t stats, const SoftmaxXentShape &shape,

@@ -75,6 +75,13 @@ void cuda_task(void *buffers[], void *cl_arg) {
 }
 #endif
 
+// The codelet of a CPU kernel and its CUDA twin whose tasks take their arguments from `gather`
+// (cpu_task, cuda_task); the remaining arguments are make_codelet's: perf model, then modes.
+#define STARCNN_KERNEL_CODELET(name, cpu_kernel, cuda_kernel, gather, ...)                \
+  ::starcnn::make_codelet(name, ::starcnn::cpu_task<cpu_kernel, gather>,                  \
+                          STARCNN_CUDA_FUNC((::starcnn::cuda_task<cuda_kernel, gather>)), \
+                          __VA_ARGS__)
+
 // Elements in a vector handle's local buffer.
 inline size_t vector_length(void *buffer) {
   return STARPU_VECTOR_GET_NX(buffer);
