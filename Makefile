@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps data build train test bundle format clean help
+.PHONY: all deps data build train test bundle format check-format clean help
 
 all: build
 
@@ -15,6 +15,7 @@ help:
 	@echo "make data    fetch and verify MNIST and Fashion-MNIST into data/"
 	@echo "make bundle  pack the build into bundle/ (and bundle.tar.xz) for the GPU machine"
 	@echo "make format  clang-format every C++ and CUDA source"
+	@echo "make check-format  fail, naming them, on sources clang-format would change (as CI does)"
 
 # setup-deps prints the prefixes of StarPU with FxT and of the fast StarPU on its last two lines;
 # the build reads them from these files.
@@ -48,6 +49,9 @@ bundle: build
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.h' '*.cu')
+
+check-format:
+	scripts/check-format
 
 clean:
 	rm -rf $(BUILD) bundle bundle.tar.xz

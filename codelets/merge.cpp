@@ -86,35 +86,35 @@ PartPointers part_pointers(void *buffers[], const MergeShape &s, uint32_t first)
   return ptrs;
 }
 
-MergeShape unpack(void *cl_arg, void *whole) {
+// The shape, checked against the whole's buffer: the last one of a merge (after the k parts), the
+// first one of a split.
+MergeShape unpack(void *buffers[], void *cl_arg, bool whole_first) {
   MergeShape shape;
   starpu_codelet_unpack_args(cl_arg, &shape);
-  STARPU_ASSERT_MSG(vector_length(whole) == shape.whole_count(),
+  STARPU_ASSERT_MSG(vector_length(buffers[whole_first ? 0 : shape.parts]) == shape.whole_count(),
                     "merge/split whole handle does not match the shape");
   return shape;
 }
 
 void merge_cpu_task(void *buffers[], void *cl_arg) {
-  const MergeShape s =
-      unpack(cl_arg, buffers[STARPU_TASK_GET_NBUFFERS(starpu_task_get_current()) - 1]);
+  const MergeShape s = unpack(buffers, cl_arg, false);
   merge_cpu(s, part_pointers(buffers, s, 0).data(), vector_data(buffers[s.parts]));
 }
 
 void split_cpu_task(void *buffers[], void *cl_arg) {
-  const MergeShape s = unpack(cl_arg, buffers[0]);
+  const MergeShape s = unpack(buffers, cl_arg, true);
   split_cpu(s, vector_data(buffers[0]), part_pointers(buffers, s, 1).data());
 }
 
 #ifdef STARCNN_USE_CUDA
 void merge_cuda_task(void *buffers[], void *cl_arg) {
-  const MergeShape s =
-      unpack(cl_arg, buffers[STARPU_TASK_GET_NBUFFERS(starpu_task_get_current()) - 1]);
+  const MergeShape s = unpack(buffers, cl_arg, false);
   merge_cuda(s, part_pointers(buffers, s, 0).data(), vector_data(buffers[s.parts]),
              starpu_cuda_get_local_stream());
 }
 
 void split_cuda_task(void *buffers[], void *cl_arg) {
-  const MergeShape s = unpack(cl_arg, buffers[0]);
+  const MergeShape s = unpack(buffers, cl_arg, true);
   split_cuda(s, vector_data(buffers[0]), part_pointers(buffers, s, 1).data(),
              starpu_cuda_get_local_stream());
 }
@@ -147,10 +147,8 @@ void submit_merge(const std::vector<starpu_data_handle_t> &parts, starpu_data_ha
   check_handles(parts, shape);
   std::vector<starpu_data_descr> descrs = describe(parts, STARPU_R);
   descrs.push_back({whole, STARPU_W});
-  const int ret = starpu_task_insert(
-      &merge_codelet, STARPU_DATA_MODE_ARRAY, descrs.data(), int(descrs.size()), STARPU_VALUE,
-      &shape, sizeof(shape), STARPU_EXECUTE_WHERE, where_mask(where), STARPU_PRIORITY, priority, 0);
-  check_submit(ret, "merge");
+  insert_task(merge_codelet, "merge", where, priority, STARPU_DATA_MODE_ARRAY, descrs.data(),
+              int(descrs.size()), STARPU_VALUE, &shape, sizeof(shape));
 }
 
 void submit_split(starpu_data_handle_t whole, const std::vector<starpu_data_handle_t> &parts,
@@ -158,10 +156,8 @@ void submit_split(starpu_data_handle_t whole, const std::vector<starpu_data_hand
   check_handles(parts, shape);
   std::vector<starpu_data_descr> descrs{{whole, STARPU_R}};
   for (const starpu_data_descr &d : describe(parts, STARPU_W)) descrs.push_back(d);
-  const int ret = starpu_task_insert(
-      &split_codelet, STARPU_DATA_MODE_ARRAY, descrs.data(), int(descrs.size()), STARPU_VALUE,
-      &shape, sizeof(shape), STARPU_EXECUTE_WHERE, where_mask(where), STARPU_PRIORITY, priority, 0);
-  check_submit(ret, "split");
+  insert_task(split_codelet, "split", where, priority, STARPU_DATA_MODE_ARRAY, descrs.data(),
+              int(descrs.size()), STARPU_VALUE, &shape, sizeof(shape));
 }
 
 }  // namespace starcnn

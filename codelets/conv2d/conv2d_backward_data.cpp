@@ -60,13 +60,10 @@ void submit_conv2d_backward_data(starpu_data_handle_t w, starpu_data_handle_t dy
                                  GradientAccess access, Where where, int priority,
                                  uint32_t first_sample) {
   const Conv2dGradientArgs args{shape, access};
-  starpu_data_handle_t col = register_col_scratch(shape);
-  const int ret = starpu_task_insert(
-      &conv2d_backward_data_codelet, STARPU_R, w, STARPU_R, dy, gradient_access_mode(access), dx,
-      STARPU_SCRATCH, col, STARPU_VALUE, &args, sizeof(args), STARPU_VALUE, &first_sample,
-      sizeof(first_sample), STARPU_EXECUTE_WHERE, where_mask(where), STARPU_PRIORITY, priority, 0);
-  starpu_data_unregister_submit(col);
-  check_submit(ret, "conv2d_backward_data");
+  const ColScratch col(shape);
+  insert_task(conv2d_backward_data_codelet, "conv2d_backward_data", where, priority, STARPU_R, w,
+              STARPU_R, dy, gradient_access_mode(access), dx, STARPU_SCRATCH, col.handle(),
+              STARPU_VALUE, &args, sizeof(args), STARPU_VALUE, &first_sample, sizeof(first_sample));
 }
 
 }  // namespace starcnn

@@ -77,13 +77,10 @@ void submit_conv2d_backward_filter(starpu_data_handle_t x, starpu_data_handle_t 
                                    int priority, uint32_t first_sample) {
   const Conv2dGradientArgs args{shape, access};
   const starpu_data_access_mode mode = gradient_access_mode(access);
-  starpu_data_handle_t col = register_col_scratch(shape);
-  const int ret = starpu_task_insert(
-      &conv2d_backward_filter_codelet, STARPU_R, x, STARPU_R, dy, mode, dw, mode, db,
-      STARPU_SCRATCH, col, STARPU_VALUE, &args, sizeof(args), STARPU_VALUE, &first_sample,
-      sizeof(first_sample), STARPU_EXECUTE_WHERE, where_mask(where), STARPU_PRIORITY, priority, 0);
-  starpu_data_unregister_submit(col);
-  check_submit(ret, "conv2d_backward_filter");
+  const ColScratch col(shape);
+  insert_task(conv2d_backward_filter_codelet, "conv2d_backward_filter", where, priority, STARPU_R,
+              x, STARPU_R, dy, mode, dw, mode, db, STARPU_SCRATCH, col.handle(), STARPU_VALUE,
+              &args, sizeof(args), STARPU_VALUE, &first_sample, sizeof(first_sample));
 }
 
 }  // namespace starcnn

@@ -55,13 +55,10 @@ starpu_codelet conv2d_forward_codelet = make_codelet(
 void submit_conv2d_forward(starpu_data_handle_t x, starpu_data_handle_t w, starpu_data_handle_t b,
                            starpu_data_handle_t y, const Conv2dShape &shape, Where where,
                            int priority, uint32_t first_sample) {
-  starpu_data_handle_t col = register_col_scratch(shape);
-  const int ret = starpu_task_insert(
-      &conv2d_forward_codelet, STARPU_R, x, STARPU_R, w, STARPU_R, b, STARPU_W, y, STARPU_SCRATCH,
-      col, STARPU_VALUE, &shape, sizeof(shape), STARPU_VALUE, &first_sample, sizeof(first_sample),
-      STARPU_EXECUTE_WHERE, where_mask(where), STARPU_PRIORITY, priority, 0);
-  starpu_data_unregister_submit(col);
-  check_submit(ret, "conv2d_forward");
+  const ColScratch col(shape);
+  insert_task(conv2d_forward_codelet, "conv2d_forward", where, priority, STARPU_R, x, STARPU_R, w,
+              STARPU_R, b, STARPU_W, y, STARPU_SCRATCH, col.handle(), STARPU_VALUE, &shape,
+              sizeof(shape), STARPU_VALUE, &first_sample, sizeof(first_sample));
 }
 
 }  // namespace starcnn

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <tuple>
 
 // A CUDA implementation where starcnn was built with CUDA, none elsewhere.
 #ifdef STARCNN_USE_CUDA
@@ -59,12 +60,49 @@ uint64_t submitted_task_count();
 // of the allowed kinds can run it.
 void check_submit(int ret, const char *op);
 
+// Submits one task of `codelet`: `args` are starpu_task_insert's (access modes and handles,
+// STARPU_VALUE triples, ...); this adds the worker kinds `where`, the priority and the closing 0,
+// and throws (check_submit) naming `op` when StarPU refuses the task.
+template <typename... Args>
+void insert_task(starpu_codelet &codelet, const char *op, Where where, int priority, Args... args) {
+  const int ret = starpu_task_insert(&codelet, args..., STARPU_EXECUTE_WHERE, where_mask(where),
+                                     STARPU_PRIORITY, priority, 0);
+  check_submit(ret, op);
+}
+
+// A codelet's task functions from its kernels: `gather(buffers, cl_arg)` returns the kernel's
+// arguments as a tuple; the CPU task passes them to `kernel`, the CUDA task passes them and then
+// the worker's stream (the CUDA launchers' last parameter).
+template <auto kernel, auto gather>
+void cpu_task(void *buffers[], void *cl_arg) {
+  std::apply(kernel, gather(buffers, cl_arg));
+}
+#ifdef STARCNN_USE_CUDA
+template <auto kernel, auto gather>
+void cuda_task(void *buffers[], void *cl_arg) {
+  std::apply(kernel, std::tuple_cat(gather(buffers, cl_arg),
+                                    std::make_tuple(starpu_cuda_get_local_stream())));
+}
+#endif
+
+// The codelet of a CPU kernel and its CUDA twin whose tasks take their arguments from `gather`
+// (cpu_task, cuda_task); the remaining arguments are make_codelet's: perf model, then modes.
+#define STARCNN_KERNEL_CODELET(name, cpu_kernel, cuda_kernel, gather, ...)                \
+  ::starcnn::make_codelet(name, ::starcnn::cpu_task<cpu_kernel, gather>,                  \
+                          STARCNN_CUDA_FUNC((::starcnn::cuda_task<cuda_kernel, gather>)), \
+                          __VA_ARGS__)
+
 // Elements in a vector handle's local buffer.
 inline size_t vector_length(void *buffer) {
   return STARPU_VECTOR_GET_NX(buffer);
 }
 inline float *vector_data(void *buffer) {
   return reinterpret_cast<float *>(STARPU_VECTOR_GET_PTR(buffer));
+}
+// The int32 elements of a vector handle's local buffer (argmax indices, labels).
+inline int32_t *int32_vector_data(void *buffer) {
+  STARPU_ASSERT(STARPU_VECTOR_GET_ELEMSIZE(buffer) == sizeof(int32_t));
+  return reinterpret_cast<int32_t *>(STARPU_VECTOR_GET_PTR(buffer));
 }
 
 }  // namespace starcnn

@@ -9,11 +9,13 @@
 
 namespace starcnn {
 
+// Every member has an initializer, so `Runtime runtime({dir})` leaves the rest at their defaults
+// without a missing-initializer warning.
 struct RuntimeOptions {
-  std::string trace_dir;  // FxT trace files go here (tracing stays off when empty, unless
-                          // STARPU_FXT_TRACE=1)
-  std::string scheduler;  // overrides STARPU_SCHED when set (the tests' choice of policy)
-  int ncuda = -1;         // CUDA workers at most (-1: StarPU's choice, STARPU_NCUDA)
+  std::string trace_dir{};  // FxT trace files go here (tracing stays off when empty, unless
+                            // STARPU_FXT_TRACE=1)
+  std::string scheduler{};  // overrides STARPU_SCHED when set (the tests' choice of policy)
+  int ncuda = -1;           // CUDA workers at most (-1: StarPU's choice, STARPU_NCUDA)
 };
 
 class Runtime {
