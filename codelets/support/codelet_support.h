@@ -60,11 +60,15 @@ uint64_t submitted_task_count();
 // of the allowed kinds can run it.
 void check_submit(int ret, const char *op);
 
+// True when a TaskLog (task_log.h) records tasks instead of submitting them.
+bool log_instead_of_submitting(const char *op, Where where);
+
 // Submits one task of `codelet`: `args` are starpu_task_insert's (access modes and handles,
 // STARPU_VALUE triples, ...); this adds the worker kinds `where`, the priority and the closing 0,
 // and throws (check_submit) naming `op` when StarPU refuses the task.
 template <typename... Args>
 void insert_task(starpu_codelet &codelet, const char *op, Where where, int priority, Args... args) {
+  if (log_instead_of_submitting(op, where)) return;
   const int ret = starpu_task_insert(&codelet, args..., STARPU_EXECUTE_WHERE, where_mask(where),
                                      STARPU_PRIORITY, priority, 0);
   check_submit(ret, op);
