@@ -1,15 +1,16 @@
 #include "model/io/safetensors.h"
 
 #include "model/io/json.h"
+#include "model/io/regular_file.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+#include <unordered_set>
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "safetensors.cpp copies floats as they lie in memory: it needs a little-endian host"
@@ -104,37 +105,33 @@ uint64_t element_count(const std::vector<int64_t> &shape) {
 }
 
 std::string encode_safetensors(const TensorFile &file) {
-  std::ostringstream header;
-  header << '{';
-  bool first = true;
+  json::Object header;
   if (!file.metadata.empty()) {
-    header << json::quote(metadata_key) << ":{";
-    for (const auto &[key, value] : file.metadata) {
-      header << (first ? "" : ",") << json::quote(key) << ':' << json::quote(value);
-      first = false;
-    }
-    header << '}';
+    json::Object metadata;
+    for (const auto &[key, value] : file.metadata) metadata.string(key, value);
+    header.object(metadata_key, metadata);
   }
+  std::unordered_set<std::string> names;
   uint64_t offset = 0;
-  for (size_t i = 0; i < file.tensors.size(); ++i) {
-    const NamedTensor &t = file.tensors[i];
+  for (const NamedTensor &t : file.tensors) {
     if (t.name == metadata_key) throw SafetensorsError("a tensor cannot be named __metadata__");
-    for (size_t j = 0; j < i; ++j)
-      if (file.tensors[j].name == t.name)
-        throw SafetensorsError("tensor name " + t.name + " appears twice");
+    if (!names.insert(t.name).second)
+      throw SafetensorsError("tensor name " + t.name + " appears twice");
     for (int64_t d : t.shape)
       if (d < 0) throw SafetensorsError("tensor " + t.name + " has a negative dimension");
     if (element_count(t.shape) != t.values.size())
       throw SafetensorsError("tensor " + t.name + " has shape " + shape_string(t.shape) + " but " +
                              std::to_string(t.values.size()) + " values");
-    uint64_t end = offset + 4 * uint64_t(t.values.size());
-    header << (file.metadata.empty() && i == 0 ? "" : ",") << json::quote(t.name)
-           << ":{\"dtype\":\"F32\",\"shape\":" << shape_string(t.shape) << ",\"data_offsets\":["
-           << offset << ',' << end << "]}";
+    const uint64_t end = offset + 4 * uint64_t(t.values.size());
+    json::Array shape, offsets;
+    for (int64_t d : t.shape) shape.raw(std::to_string(d));
+    offsets.raw(std::to_string(offset)).raw(std::to_string(end));
+    header.object(
+        t.name,
+        json::Object().string("dtype", "F32").array("shape", shape).array("data_offsets", offsets));
     offset = end;
   }
-  header << '}';
-  std::string h = header.str();
+  std::string h = header.text();
   h.append((8 - h.size() % 8) % 8, ' ');
 
   std::string out;
@@ -220,9 +217,59 @@ TensorFile decode_safetensors(const std::string &bytes, const std::string &sourc
   return file;
 }
 
+namespace {
+
+std::string directory_of(const std::string &path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+}
+
+// Removes the regular files named PATH.tmp.XXXXXX (mkstemp's six characters) beside path.
+void remove_stale_temporaries(const std::string &path) {
+  const std::string dir = directory_of(path);
+  const size_t slash = path.rfind('/');
+  const std::string prefix = (slash == std::string::npos ? path : path.substr(slash + 1)) + ".tmp.";
+  DIR *listing = opendir(dir.c_str());
+  if (!listing) return;
+  std::vector<std::string> stale;
+  while (const dirent *entry = readdir(listing)) {
+    const std::string name = entry->d_name;
+    if (name.size() == prefix.size() + 6 && name.compare(0, prefix.size(), prefix) == 0 &&
+        name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
+                               prefix.size()) == std::string::npos)
+      stale.push_back(dir + "/" + name);
+  }
+  closedir(listing);
+  for (const std::string &file : stale) {
+    struct stat st {};
+    if (lstat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode)) unlink(file.c_str());
+  }
+}
+
+}  // namespace
+
+void check_writable_destination(const std::string &path) {
+  const std::string dir = directory_of(path);
+  struct stat st {};
+  if (stat(dir.c_str(), &st) != 0)
+    throw SafetensorsError(system_error("cannot write " + path + ": no directory", dir));
+  if (!S_ISDIR(st.st_mode))
+    throw SafetensorsError("cannot write " + path + ": " + dir + " is not a directory");
+  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    throw SafetensorsError("cannot write " + path + ": it is a directory");
+  // Creating a file is the only sure test (permissions, read-only mounts, ACLs).
+  std::string probe = path + ".tmp.XXXXXX";
+  std::vector<char> name(probe.begin(), probe.end());
+  name.push_back('\0');
+  const int fd = mkstemp(name.data());
+  if (fd < 0)
+    throw SafetensorsError(system_error("cannot write " + path + ": cannot create a file in", dir));
+  close(fd);
+  unlink(name.data());
+}
+
 void write_file_atomically(const std::string &path, const std::string &bytes) {
-  size_t slash = path.rfind('/');
-  std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  const std::string dir = directory_of(path);
   std::string temp = path + ".tmp.XXXXXX";
   std::vector<char> name(temp.begin(), temp.end());
   name.push_back('\0');
@@ -265,6 +312,7 @@ void write_file_atomically(const std::string &path, const std::string &bytes) {
     fsync(dir_fd);
     close(dir_fd);
   }
+  remove_stale_temporaries(path);
 }
 
 void write_safetensors(const std::string &path, const TensorFile &file) {
@@ -272,12 +320,14 @@ void write_safetensors(const std::string &path, const TensorFile &file) {
 }
 
 TensorFile read_safetensors(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw SafetensorsError(system_error("cannot open", path));
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  if (in.bad()) throw SafetensorsError(system_error("cannot read", path));
-  return decode_safetensors(bytes.str(), path);
+  std::string bytes;
+  try {
+    // The file and the tensors decoded from it are in memory at once.
+    bytes = read_regular_file(path, physical_memory_bytes() / 2, "a safetensors file");
+  } catch (const FileError &e) {
+    throw SafetensorsError(e.what());
+  }
+  return decode_safetensors(bytes, path);
 }
 
 }  // namespace starcnn

@@ -52,7 +52,13 @@ TensorFile decode_safetensors(const std::string &bytes, const std::string &sourc
 void write_safetensors(const std::string &path, const TensorFile &file);
 TensorFile read_safetensors(const std::string &path);
 
-// Writes bytes to path with the same temporary-file-and-rename steps.
+// Writes bytes to path with the same temporary-file-and-rename steps. After a successful write,
+// temporary files that an earlier write to the same path left behind (killed before its rename:
+// PATH.tmp.XXXXXX) are removed.
 void write_file_atomically(const std::string &path, const std::string &bytes);
+// Checks, before a long run, that write_file_atomically(path, ...) can work: the directory
+// exists and accepts a new file, and path is not a directory. Throws SafetensorsError naming
+// the problem.
+void check_writable_destination(const std::string &path);
 
 }  // namespace starcnn

@@ -102,7 +102,7 @@ TEST(Safetensors, WritesTheExpectedBytes) {
   file.tensors.push_back({"x", {2}, {1.0f, -2.5f}});
   file.metadata["k"] = "v";
   std::string header =
-      R"({"__metadata__":{"k":"v"},"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
+      R"({"__metadata__": {"k": "v"}, "x": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}})";
   header.append((8 - header.size() % 8) % 8, ' ');
   // 1.0f = 0x3F800000, -2.5f = 0xC0200000, little-endian.
   std::string expected =
@@ -263,7 +263,7 @@ TEST(Safetensors, MissingFileNamesIt) {
     read_safetensors(dir.file("absent.safetensors"));
     FAIL() << "no error";
   } catch (const SafetensorsError &e) {
-    EXPECT_NE(std::string(e.what()).find("cannot open " + dir.file("absent.safetensors")),
+    EXPECT_NE(std::string(e.what()).find(dir.file("absent.safetensors") + ": missing"),
               std::string::npos)
         << e.what();
   }
