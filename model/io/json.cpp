@@ -12,6 +12,34 @@ namespace {
 
 constexpr int max_depth = 64;
 
+// The length of the valid UTF-8 sequence starting at text[i] (RFC 3629: no overlong forms, no
+// surrogates, nothing above U+10FFFF), or 0 when there is none.
+size_t utf8_sequence_length(const std::string &text, size_t i) {
+  auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned lead = byte(i);
+  size_t length;
+  unsigned low = 0x80, high = 0xBF;  // the range of the second byte
+  if (lead < 0x80) return 1;
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+    if (lead == 0xE0) low = 0xA0;
+    if (lead == 0xED) high = 0x9F;
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+    if (lead == 0xF0) low = 0x90;
+    if (lead == 0xF4) high = 0x8F;
+  } else {
+    return 0;
+  }
+  if (i + length > text.size()) return 0;
+  if (byte(i + 1) < low || byte(i + 1) > high) return 0;
+  for (size_t k = 2; k < length; ++k)
+    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
+  return length;
+}
+
 class Parser {
  public:
   explicit Parser(const std::string &text) : s_(text) {}
@@ -189,6 +217,14 @@ class Parser {
         return out;
       }
       if (static_cast<unsigned char>(c) < 0x20) fail("control character inside a string");
+      if (static_cast<unsigned char>(c) >= 0x80) {
+        // RFC 8259: JSON text is UTF-8; what the writer could not write back is refused.
+        const size_t length = utf8_sequence_length(s_, pos_);
+        if (length == 0) fail("invalid UTF-8 inside a string");
+        out.append(s_, pos_, length);
+        pos_ += length;
+        continue;
+      }
       if (c != '\\') {
         out += c;
         ++pos_;
@@ -327,38 +363,6 @@ double to_double(const Value &value, const std::string &what) {
   if (!std::isfinite(x)) throw ParseError(what + " is out of range: " + value.text);
   return x;
 }
-
-namespace {
-
-// The length of the valid UTF-8 sequence starting at text[i] (RFC 3629: no overlong forms, no
-// surrogates, nothing above U+10FFFF), or 0 when there is none.
-size_t utf8_sequence_length(const std::string &text, size_t i) {
-  auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
-  const unsigned lead = byte(i);
-  size_t length;
-  unsigned low = 0x80, high = 0xBF;  // the range of the second byte
-  if (lead < 0x80) return 1;
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-    if (lead == 0xE0) low = 0xA0;
-    if (lead == 0xED) high = 0x9F;
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-    if (lead == 0xF0) low = 0x90;
-    if (lead == 0xF4) high = 0x8F;
-  } else {
-    return 0;
-  }
-  if (i + length > text.size()) return 0;
-  if (byte(i + 1) < low || byte(i + 1) > high) return 0;
-  for (size_t k = 2; k < length; ++k)
-    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
-  return length;
-}
-
-}  // namespace
 
 std::string quote(const std::string &text) {
   std::string out = "\"";

@@ -32,7 +32,7 @@ struct Value {
 const char *kind_name(Kind kind);
 
 // Parses one JSON document (surrounding whitespace allowed). Rejects duplicate object keys,
-// nesting deeper than 64 and anything RFC 8259 does not allow.
+// nesting deeper than 64 and anything RFC 8259 does not allow (invalid UTF-8 included).
 Value parse(const std::string &text);
 
 // A number that is a non-negative integer literal (no fraction, no exponent) up to 2^53;

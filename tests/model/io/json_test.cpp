@@ -77,6 +77,10 @@ TEST(MiniJson, MalformedTextIsRefused) {
   for (const char *text : bad)
     EXPECT_NE(parse_error(text).find("JSON error at byte"), std::string::npos) << text;
   EXPECT_EQ(parse_error("[1, 2, x]"), "JSON error at byte 7: expected a value");
+  // Latin-1, a truncated sequence, an overlong form, an encoded surrogate: not UTF-8.
+  for (const char *text : {"\"caf\xe9\"", "\"\xe2\x82\"", "\"\xc0\xaf\"", "\"\xed\xa0\x80\""})
+    EXPECT_NE(parse_error(text).find("invalid UTF-8 inside a string"), std::string::npos) << text;
+  EXPECT_EQ(parse("\"\xe2\x82\xac\"").text, "\xe2\x82\xac");
   EXPECT_EQ(parse_error("{\"k\": 1, \"k\": 2}"), "JSON error at byte 9: duplicate key \"k\"");
 }
 
