@@ -61,7 +61,10 @@ void expect_same_bits(const NamedTensor &a, const NamedTensor &b) {
   EXPECT_EQ(a.name, b.name);
   EXPECT_EQ(a.shape, b.shape);
   ASSERT_EQ(a.values.size(), b.values.size()) << a.name;
-  EXPECT_EQ(std::memcmp(a.values.data(), b.values.data(), 4 * a.values.size()), 0) << a.name;
+  // memcmp must not see the null data() of an empty vector (UBSan: null argument).
+  if (!a.values.empty()) {
+    EXPECT_EQ(std::memcmp(a.values.data(), b.values.data(), 4 * a.values.size()), 0) << a.name;
+  }
 }
 
 TEST(Safetensors, RoundTripOfRandomTensors) {
