@@ -1,6 +1,7 @@
 #include "partition/split_plan.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <sstream>
 #include <stdexcept>
 
@@ -11,17 +12,19 @@ namespace {
   throw std::invalid_argument("split plan '" + text + "': " + why);
 }
 
+// No layer has more filters than this (the network description's limit), and the sum of a plan's
+// parts stays far from int's limit.
+constexpr int max_count = 1 << 20;
+
 int parse_positive(const std::string &text, const std::string &number, const char *what) {
-  size_t used = 0;
-  int value = 0;
-  try {
-    value = std::stoi(number, &used);
-  } catch (const std::exception &) {
-    used = 0;
-  }
-  if (used != number.size() || number.empty() || value <= 0)
+  const bool digits =
+      !number.empty() && number.find_first_not_of("0123456789") == std::string::npos;
+  if (!digits || number.find_first_not_of('0') == std::string::npos)
     fail(text, std::string(what) + " must be a positive whole number, got '" + number + "'");
-  return value;
+  if (number.size() > 7 || std::stoi(number) > max_count)
+    fail(text, std::string(what) + " " + number + " is too large (at most " +
+                   std::to_string(max_count) + ")");
+  return std::stoi(number);
 }
 
 Where parse_where(const std::string &text, const std::string &name) {
@@ -118,8 +121,10 @@ SplitPlan parse_split_plan(const std::string &text, int filters, const MachineWo
   } else {
     plan = list_plan(text, workers);
   }
-  if (plan.filters() != filters)
-    fail(text, "parts add up to " + std::to_string(plan.filters()) + " filters, the layer has " +
+  int64_t total = 0;  // parts of up to max_count filters each: a sum in int could wrap
+  for (const SplitPart &part : plan.parts) total += part.filters;
+  if (total != filters)
+    fail(text, "parts add up to " + std::to_string(total) + " filters, the layer has " +
                    std::to_string(filters));
   for (const SplitPart &part : plan.parts) {
     if (part.where == Where::cpu && workers.cpu == 0) fail(text, "a part needs a CPU worker");

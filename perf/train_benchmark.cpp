@@ -248,56 +248,71 @@ Result measure(const Options &o, const NetworkSpec &spec, const Dataset &data, s
   return r;
 }
 
-std::string env_or_null(const char *name) {
-  const char *v = std::getenv(name);
-  return v ? json::quote(v) : "null";
+json::Object common_fields(const std::string &network, size_t batch, const std::string &config,
+                           const Machine &m) {
+  json::Object machine;
+  machine.string("cpu", m.cpu).integer("cores", m.cores);
+  if (m.gpu.empty())
+    machine.null("gpu");
+  else
+    machine.string("gpu", m.gpu);
+  if (m.loadavg.empty())
+    machine.null("loadavg");
+  else
+    machine.number("loadavg", std::strtod(m.loadavg.c_str(), nullptr));
+  return json::Object()
+      .string("engine", "starcnn")
+      .string("network", network)
+      .integer("batch", batch)
+      .string("config", config)
+      .object("machine", machine)
+      .object("openblas",
+              json::Object()
+                  .string_or_null("OPENBLAS_CORETYPE", std::getenv("OPENBLAS_CORETYPE"))
+                  .string_or_null("OPENBLAS_L2_SIZE", std::getenv("OPENBLAS_L2_SIZE"))
+                  .string_or_null("OPENBLAS_NUM_THREADS", std::getenv("OPENBLAS_NUM_THREADS"))
+                  .string("core", blas_kernel_name()));
 }
 
-std::string common_fields(const std::string &network, size_t batch, const std::string &config,
-                          const Machine &m) {
-  std::ostringstream out;
-  out << "{\"engine\": \"starcnn\", \"network\": " << json::quote(network)
-      << ", \"batch\": " << batch << ", \"config\": " << json::quote(config)
-      << ", \"machine\": {\"cpu\": " << json::quote(m.cpu) << ", \"cores\": " << m.cores
-      << ", \"gpu\": " << (m.gpu.empty() ? "null" : json::quote(m.gpu))
-      << ", \"loadavg\": " << (m.loadavg.empty() ? "null" : m.loadavg)
-      << "}, \"openblas\": {\"OPENBLAS_CORETYPE\": " << env_or_null("OPENBLAS_CORETYPE")
-      << ", \"OPENBLAS_L2_SIZE\": " << env_or_null("OPENBLAS_L2_SIZE")
-      << ", \"OPENBLAS_NUM_THREADS\": " << env_or_null("OPENBLAS_NUM_THREADS")
-      << ", \"core\": " << json::quote(blas_kernel_name()) << "}";
-  return out.str();
-}
-
-// The measured search's candidates, as a JSON member (empty without --plan auto).
-std::string candidates_json(const Result &r) {
-  if (!r.search || r.search->candidates.empty()) return "";
-  std::ostringstream out;
-  out << ", \"auto_candidates\": [";
-  for (size_t i = 0; i < r.search->candidates.size(); ++i) {
-    const PlanCandidate &c = r.search->candidates[i];
-    out << (i ? ", " : "") << "{\"plan\": " << json::quote(c.plan) << ", \"predicted_ms\": "
-        << (c.predicted_ms < 0 ? "null" : json::format_float(float(c.predicted_ms)))
-        << ", \"measured_ms\": "
-        << (std::isfinite(c.measured_ms) ? json::format_float(float(c.measured_ms)) : "null")
-        << "}";
-  }
-  out << "]";
-  return out.str();
-}
-
-void print_result(const std::string &common, size_t batch, const Result &r) {
-  std::printf(
-      "%s, \"plan\": %s, \"scheduler\": %s, \"workers\": %s, \"cpu_workers\": %d, "
-      "\"cuda_workers\": %d, \"micro_batches\": %d, \"step_ms\": %.4f, "
-      "\"step_ms_mean\": %.4f, \"step_ms_min\": %.4f, \"images_per_s\": %.1f, "
-      "\"tasks_per_step\": %llu, \"cpu_tasks_per_step\": %.1f, \"cuda_tasks_per_step\": %.1f, "
-      "\"warmup_steps\": %zu, \"steps\": %zu, \"round\": %zu%s}\n",
-      common.c_str(), json::quote(r.plan).c_str(), json::quote(r.scheduler).c_str(),
-      json::quote(r.workers).c_str(), r.counts.cpu, r.counts.cuda, r.micro_batches, r.step_ms,
-      r.mean_ms, r.min_ms, double(batch) * 1000.0 / r.step_ms, (unsigned long long)r.tasks_per_step,
-      r.cpu_tasks_per_step, r.cuda_tasks_per_step, r.warmup_steps, r.timed_steps,
-      r.timed_steps / std::max<size_t>(r.rounds, 1), candidates_json(r).c_str());
+void print_line(const json::Object &line) {
+  std::printf("%s\n", line.text().c_str());
   std::fflush(stdout);
+}
+
+void print_result(json::Object line, size_t batch, const Result &r) {
+  line.string("plan", r.plan)
+      .string("scheduler", r.scheduler)
+      .string("workers", r.workers)
+      .integer("cpu_workers", r.counts.cpu)
+      .integer("cuda_workers", r.counts.cuda)
+      .integer("micro_batches", r.micro_batches)
+      .fixed("step_ms", r.step_ms, 4)
+      .fixed("step_ms_mean", r.mean_ms, 4)
+      .fixed("step_ms_min", r.min_ms, 4)
+      .fixed("images_per_s", double(batch) * 1000.0 / r.step_ms, 1)
+      .integer("tasks_per_step", r.tasks_per_step)
+      .fixed("cpu_tasks_per_step", r.cpu_tasks_per_step, 1)
+      .fixed("cuda_tasks_per_step", r.cuda_tasks_per_step, 1)
+      .integer("warmup_steps", r.warmup_steps)
+      .integer("steps", r.timed_steps)
+      .integer("round", r.timed_steps / std::max<size_t>(r.rounds, 1));
+  // Negative: no auto plan; NaN (written as null): the perf models had no prediction.
+  if (r.search && !r.search->candidates.empty()) {
+    // The measured search's candidates (--plan auto).
+    json::Array candidates;
+    for (const PlanCandidate &c : r.search->candidates) {
+      json::Object item;
+      item.string("plan", c.plan);
+      if (c.predicted_ms < 0)
+        item.null("predicted_ms");
+      else
+        item.fixed("predicted_ms", c.predicted_ms, 4);
+      item.number("measured_ms", c.measured_ms);  // null when it could not run
+      candidates.raw(item.text());
+    }
+    line.array("auto_candidates", candidates);
+  }
+  print_line(line);
 }
 
 int run(const Options &o) {
@@ -336,9 +351,9 @@ int run(const Options &o) {
       const size_t batch = size_t(b);
       const Dataset data = random_dataset(specs[i], batch * size_t(o.round), uint64_t(o.seed));
       for (const std::string &config : configs) {
-        const std::string common = common_fields(networks[i], batch, config, machine);
+        const json::Object common = common_fields(networks[i], batch, config, machine);
         if (config != "cpu-only" && machine.cuda_workers == 0) {
-          std::printf("%s, \"skipped\": \"StarPU found no CUDA worker\"}\n", common.c_str());
+          print_line(json::Object(common).string("skipped", "StarPU found no CUDA worker"));
           std::fprintf(stderr, "%-8s %6zu %-9s skipped: no CUDA worker\n", networks[i].c_str(),
                        batch, config.c_str());
           continue;
@@ -375,9 +390,12 @@ int main(int argc, char **argv) {
     args.add("networks", "LIST", "comma-separated networks: lenet, wide or .net files",
              &o.networks);
     args.add("batches", "LIST", "comma-separated batch sizes", &o.batches);
-    args.add("configs", "LIST", "comma-separated: cpu-only, gpu-only, cpu+gpu", &o.configs);
+    args.add("configs", "LIST", "comma-separated: cpu-only, gpu-only, all-cuda, cpu+gpu",
+             &o.configs);
     args.add("plan", "PLAN",
-             "split plan of the cpu+gpu configuration, auto included (see train --help)", &o.plan);
+             "plan of the cpu+gpu configuration (see train --help; default auto, the measured "
+             "search)",
+             &o.plan);
     args.add("sched", "NAME", "StarPU scheduler (default: $STARPU_SCHED, else dmda)", &o.sched);
     args.add("warmup", "N",
              "untimed steps first (whole rounds, at least one; it also counts tasks per worker "

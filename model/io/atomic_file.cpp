@@ -1,5 +1,6 @@
 #include "model/io/atomic_file.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -16,11 +17,57 @@ std::string system_error(const std::string &what, const std::string &path) {
   return what + " " + path + ": " + std::strerror(errno);
 }
 
+std::string directory_of(const std::string &path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+}
+
+// Removes the regular files named PATH.tmp.XXXXXX (mkstemp's six characters) beside path.
+void remove_stale_temporaries(const std::string &path) {
+  const std::string dir = directory_of(path);
+  const size_t slash = path.rfind('/');
+  const std::string prefix = (slash == std::string::npos ? path : path.substr(slash + 1)) + ".tmp.";
+  DIR *listing = opendir(dir.c_str());
+  if (!listing) return;
+  std::vector<std::string> stale;
+  while (const dirent *entry = readdir(listing)) {
+    const std::string name = entry->d_name;
+    if (name.size() == prefix.size() + 6 && name.compare(0, prefix.size(), prefix) == 0 &&
+        name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
+                               prefix.size()) == std::string::npos)
+      stale.push_back(dir + "/" + name);
+  }
+  closedir(listing);
+  for (const std::string &file : stale) {
+    struct stat st {};
+    if (lstat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode)) unlink(file.c_str());
+  }
+}
+
 }  // namespace
 
+void check_writable_destination(const std::string &path) {
+  const std::string dir = directory_of(path);
+  struct stat st {};
+  if (stat(dir.c_str(), &st) != 0)
+    throw AtomicFileError(system_error("cannot write " + path + ": no directory", dir));
+  if (!S_ISDIR(st.st_mode))
+    throw AtomicFileError("cannot write " + path + ": " + dir + " is not a directory");
+  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    throw AtomicFileError("cannot write " + path + ": it is a directory");
+  // Creating a file is the only sure test (permissions, read-only mounts, ACLs).
+  std::string probe = path + ".tmp.XXXXXX";
+  std::vector<char> name(probe.begin(), probe.end());
+  name.push_back('\0');
+  const int fd = mkstemp(name.data());
+  if (fd < 0)
+    throw AtomicFileError(system_error("cannot write " + path + ": cannot create a file in", dir));
+  close(fd);
+  unlink(name.data());
+}
+
 void write_file_atomically(const std::string &path, const std::string &bytes) {
-  size_t slash = path.rfind('/');
-  std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  const std::string dir = directory_of(path);
   std::string temp = path + ".tmp.XXXXXX";
   std::vector<char> name(temp.begin(), temp.end());
   name.push_back('\0');
@@ -63,6 +110,7 @@ void write_file_atomically(const std::string &path, const std::string &bytes) {
     fsync(dir_fd);
     close(dir_fd);
   }
+  remove_stale_temporaries(path);
 }
 
 }  // namespace starcnn

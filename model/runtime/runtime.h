@@ -20,7 +20,8 @@ struct RuntimeOptions {
 
 class Runtime {
  public:
-  // Throws std::runtime_error when StarPU cannot start.
+  // Throws std::invalid_argument for a malformed STARPU_* variable (check_starpu_environment),
+  // std::runtime_error when StarPU cannot start.
   explicit Runtime(const RuntimeOptions &options = {});
   ~Runtime();
   Runtime(const Runtime &) = delete;
