@@ -1,9 +1,13 @@
-// The split sweep: measured training step time of every split of one convolution (k of its C
-// filters on the CPU workers, one task per CPU worker, the rest on CUDA, k = 0..C) with the other
-// convolutions on a base plan, and of whole-network plans (auto, none, any given), so that `auto`
-// can be judged against the best swept split. Each line also carries the auto policy's predicted
-// conv time for that plan (StarPU's perf models, calibrated first for the swept layer's
-// candidates), so prediction and measurement can be compared.
+// The split sweep: measured training step time along one split axis, and of whole-network plans
+// (auto, none, any given), so that `auto` can be judged against the best swept split:
+//   --axis filters  every split of one convolution (k of its C filters on the CPU workers, cut by
+//                   samples into one task per CPU worker, the rest on CUDA, k = 0..C), the other
+//                   layers on a base plan; each line carries the filter chooser's predicted conv
+//                   time (StarPU's perf models, calibrated first for the swept layer's candidates)
+//   --axis samples  the sample split samples:K for K = 0 (the GPU alone) .. batch (the CPU alone);
+//                   each line carries the prediction from the two ends, max(T_gpu (B-K)/B,
+//                   T_cpu K/B), which ignores the gradient sums' cost
+// perf/plot_sweep.py draws the JSON lines: step time against the CPU share, auto's pick marked.
 //
 // One StarPU for the whole run; each plan gets its own parameters and trainer on random
 // 3x32x32 data, warm-up rounds, then timed rounds of --round steps (the host waits at the end of
@@ -19,6 +23,7 @@
 #include "model/nn/parameter_set.h"
 #include "model/runtime/runtime.h"
 #include "model/train/plan_calibration.h"
+#include "model/train/plan_search.h"
 #include "model/train/trainer.h"
 #include "perf/bench_support.h"
 
@@ -41,7 +46,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 struct Options {
-  std::string network = "lenet", layer, base, plans = "auto,none", sched;
+  std::string network = "lenet", layer, base, plans = "auto,none", sched, axis = "filters";
   long batch = 64, steps = 10, warmup = 5, round = 5, stride = 1, seed = 1;
   double max_seconds = 5;
 };
@@ -61,19 +66,14 @@ const LayerSpec &conv_layer(const NetworkSpec &spec, const std::string &name) {
   throw UsageError("--layer: " + spec.source + " has no convolution named '" + name + "'");
 }
 
-// The base plan: every conv whole on CUDA where there is CUDA, else all on the CPU workers.
-std::string default_base(const NetworkSpec &spec, const MachineWorkers &workers) {
-  std::string plan;
-  for (const LayerSpec &l : spec.layers)
-    if (l.kind == LayerKind::conv)
-      plan += (plan.empty() ? "" : ";") + l.name + "=" + std::to_string(l.out) +
-              (workers.cuda > 0 ? "@cuda" : "@cpu");
-  return plan;
+// The base plan: the whole network on CUDA where there is CUDA, else on the CPU workers.
+std::string default_base(const MachineWorkers &workers) {
+  return workers.cuda > 0 ? "cuda" : "cpu";
 }
 
 struct Measured {
   std::string kind, plan, resolved;
-  int cpu_filters = -1;
+  int cpu_share = -1;  // filters or samples on the CPU workers, along the swept axis
   double step_ms = 0, min_ms = 0, predicted_ms = NAN;
   uint64_t tasks_per_step = 0;
   size_t steps = 0;
@@ -93,18 +93,29 @@ Measured measure(const Options &o, const NetworkSpec &spec, const Dataset &data,
                  const MachineWorkers &workers, const std::string &plan_text) {
   Measured m;
   m.plan = m.resolved = plan_text;
-  // Resolves `auto` where there is one, and calibrates what the prediction of the plan needs.
-  const AutoPlanning planning =
-      resolve_auto_plans(spec, parse_network_plan(plan_text), workers, int(o.batch));
-  m.resolved = planning.text;
-  m.predicted_ms = planning.predicted_us / 1000.0;
-  ParameterSet params(spec, planning.plans, workers);
-  params.initialize(uint64_t(o.seed));
   TrainConfig tc;
   tc.batch = size_t(o.batch);
   tc.lr = 0.01f;
   tc.seed = uint64_t(o.seed);
   tc.log_every = size_t(o.round);
+  NetworkPlanText plans = parse_network_plan(plan_text);
+  if (plans.default_plan == "auto" && plans.overrides.empty()) {  // train's measured auto
+    const PlanSearch search = search_plans(spec, data, tc, workers);
+    for (const std::string &line : describe(search)) std::fprintf(stderr, "%s\n", line.c_str());
+    plans = parse_network_plan(search.plan);
+    m.resolved = search.plan;
+    for (const PlanCandidate &c : search.candidates)
+      if (c.plan == search.plan && c.predicted_ms >= 0) m.predicted_ms = c.predicted_ms;
+  } else {
+    // Resolves a layer's `auto` where there is one, and predicts the plan's conv time.
+    const AutoPlanning planning = resolve_auto_plans(spec, plans, workers, int(o.batch));
+    plans = planning.plans;
+    m.resolved = planning.text;
+    m.predicted_ms = planning.predicted_us / 1000.0;
+  }
+  apply_plan(plans, workers, 0, tc);
+  ParameterSet params(spec, plans, workers);
+  params.initialize(uint64_t(o.seed));
   Trainer trainer(spec, params, data, tc);
   const std::atomic<bool> no_stop{false};
   size_t epoch = 0, warm = 0;
@@ -141,9 +152,10 @@ void print(const Options &o, const std::string &layer, const std::string &worker
                                .string_or_null("scheduler", std::getenv("STARPU_SCHED"))
                                .string("workers", workers_text)
                                .string("kind", m.kind)
+                               .string("axis", o.axis)
                                .string("plan", m.plan)
                                .string("resolved_plan", m.resolved)
-                               .integer("cpu_filters", m.cpu_filters)
+                               .integer("cpu_share", m.cpu_share)
                                .fixed("step_ms", m.step_ms, 4)
                                .fixed("step_ms_min", m.min_ms, 4)
                                .fixed("predicted_conv_ms", m.predicted_ms, 6)
@@ -169,10 +181,13 @@ int run(const Options &o) {
 
   Runtime runtime;
   const MachineWorkers workers = runtime.workers();
-  const std::string base = o.base.empty() ? default_base(spec, workers) : o.base;
+  const std::string base = o.base.empty() ? default_base(workers) : o.base;
+  const bool by_samples = o.axis == "samples";
   const Dataset data = random_dataset(spec, size_t(o.batch * o.round), uint64_t(o.seed));
-  std::fprintf(stderr, "split_sweep: %s batch %ld, layer %s (%d filters), STARPU_SCHED=%s, %s\n",
-               o.network.c_str(), o.batch, layer.name.c_str(), layer.out,
+  std::fprintf(stderr,
+               "split_sweep: %s batch %ld, axis %s, layer %s (%d filters), "
+               "STARPU_SCHED=%s, %s\n",
+               o.network.c_str(), o.batch, o.axis.c_str(), layer.name.c_str(), layer.out,
                std::getenv("STARPU_SCHED"), runtime.describe_workers().c_str());
   std::fprintf(stderr, "base plan of the other layers: %s\n", base.c_str());
   if (workers.cuda == 0)
@@ -181,14 +196,22 @@ int run(const Options &o) {
                  "tasks of %s instead (a split sweep needs a GPU machine)\n",
                  layer.name.c_str());
   // Calibrates every candidate of the swept layer, so each swept plan has its prediction.
-  resolve_auto_plans(spec, parse_network_plan(with_layer_plan(base, layer.name, "auto")), workers,
-                     int(o.batch));
+  if (!by_samples)
+    resolve_auto_plans(spec, parse_network_plan(with_layer_plan(base, layer.name, "auto")), workers,
+                       int(o.batch));
   std::fprintf(stderr, "%-6s %10s %10s %12s %7s  %s\n", "kind", "step_ms", "min_ms", "predicted_ms",
                "tasks", "plan");
 
   std::vector<Measured> swept;
-  std::vector<std::pair<int, std::string>> sweep;  // CPU filters, the layer's plan
-  if (workers.cuda > 0) {
+  std::vector<std::pair<int, std::string>> sweep;  // CPU share, the (layer's) plan
+  if (by_samples && workers.cuda > 0) {
+    for (long k = 0; k <= o.batch; k += o.stride) {
+      sweep.emplace_back(int(k), k == 0         ? "cuda"
+                                 : k == o.batch ? "cpu"
+                                                : "samples:" + std::to_string(k));
+      if (k < o.batch && k + o.stride > o.batch) k = o.batch - o.stride;
+    }
+  } else if (workers.cuda > 0) {
     for (int k = 0; k <= layer.out; k += int(o.stride)) {
       const SplitPlan plan = parse_split_plan(
           k == 0 ? std::to_string(layer.out) + "@cuda" : "cpu:" + std::to_string(k), layer.out,
@@ -201,10 +224,24 @@ int run(const Options &o) {
       sweep.emplace_back(layer.out, std::to_string(layer.out) + "@cpu/" + std::to_string(t));
   }
   const std::string workers_text = runtime.describe_workers();
+  // Along the samples axis the prediction comes from the two ends, measured first.
+  double gpu_ms = NAN, cpu_ms = NAN;
+  if (by_samples && sweep.size() > 1) {
+    std::rotate(sweep.begin() + 1, sweep.end() - 1, sweep.end());
+    for (size_t i = 0; i < 2; ++i) {
+      Measured m = measure(o, spec, data, workers, sweep[i].second);
+      (i == 0 ? gpu_ms : cpu_ms) = m.step_ms;
+    }
+  }
   for (const auto &[k, layer_plan] : sweep) {
-    Measured m = measure(o, spec, data, workers, with_layer_plan(base, layer.name, layer_plan));
+    Measured m = measure(o, spec, data, workers,
+                         by_samples ? layer_plan : with_layer_plan(base, layer.name, layer_plan));
     m.kind = "sweep";
-    m.cpu_filters = k;
+    m.cpu_share = k;
+    if (by_samples) {
+      const double b = double(o.batch);
+      m.predicted_ms = std::max(gpu_ms * (b - k) / b, cpu_ms * k / b);
+    }
     print(o, layer.name, workers_text, m);
     swept.push_back(m);
   }
@@ -235,14 +272,19 @@ int main(int argc, char **argv) {
   return run_program("split_sweep", [&] {
     ArgParser args(
         "split_sweep",
-        "Measures the training step time of every CPU/CUDA split of one convolution (the other\n"
-        "convolutions on a base plan) and of whole-network plans such as auto, on random 3x32x32\n"
-        "data, with the auto policy's prediction for each. One JSON line per plan on stdout, a\n"
-        "table on stderr. Without CUDA workers it sweeps the layer's CPU task count instead.");
+        "Measures the training step time of every CPU/CUDA split along one axis (--axis filters:\n"
+        "one convolution's filters, the other layers on a base plan; --axis samples: the\n"
+        "samples of each step through the whole network) and of whole-network plans such as\n"
+        "auto, on random 3x32x32 data, with a prediction for each. One JSON line per plan on\n"
+        "stdout, a table on stderr; perf/plot_sweep.py draws them. Without CUDA workers it\n"
+        "sweeps the layer's CPU task count instead.");
     args.add("network", "NAME|FILE", "lenet, wide or a network description file", &o.network);
     args.add("batch", "N", "samples per step", &o.batch, 1, 1 << 16);
     args.add("layer", "NAME", "the convolution to sweep (default: the first)", &o.layer);
-    args.add("base", "PLAN", "plan of the other convolutions (default: all whole on CUDA)",
+    args.add("axis", "filters|samples",
+             "sweep one conv's filters between CPU and CUDA, or the whole network's samples",
+             &o.axis);
+    args.add("base", "PLAN", "plan of the other layers (default: cuda, the whole network on CUDA)",
              &o.base);
     args.add("plans", "LIST", "comma-separated network plans measured after the sweep", &o.plans);
     args.add("stride", "K", "sweep every K-th CPU share (the last share C is always in)", &o.stride,
@@ -255,6 +297,8 @@ int main(int argc, char **argv) {
              0.0, 1e6);
     args.add("seed", "N", "seed of the weights and the random data", &o.seed, 0, 1L << 40);
     if (!args.parse(argc, argv)) return 0;
+    if (o.axis != "filters" && o.axis != "samples")
+      throw UsageError("--axis must be filters or samples, got '" + o.axis + "'");
     return run(o);
   });
 }
