@@ -4,7 +4,8 @@
 # 3:1 (--rank-shares 3,1), same flags otherwise. Prints each run's final JSON line and test accuracy;
 # logs and checkpoints go to OUT_DIR. Each run is bounded by TIMEOUT_S seconds (default 900).
 # CPU_ONLY=1 makes rank 0 CPU-only too (for a machine without a GPU); further arguments go to
-# every train (e.g. --max-steps 5). Exits 1 if a run fails, 2 on a usage error.
+# every train (e.g. --max-steps 5). The ranks get disjoint CPUs (RANK0_CPUS, RANK1_CPUS: lists for
+# STARPU_WORKERS_CPUID). Exits 1 if a run fails, 2 on a usage error.
 # Usage: DATA_DIR=... mpi-2rank-check.sh [OUT_DIR] [TRAIN_ARGS...]
 set -uo pipefail
 
@@ -22,9 +23,23 @@ timeout_s=${TIMEOUT_S:-900}
 ncuda=()
 if [[ ${CPU_ONLY:-0} == 1 ]]; then ncuda=(STARPU_NCUDA=0); fi
 
+# Each rank binds its workers from logical CPU 0 up: give the ranks disjoint CPUs (rank 0: 7 CPU
+# workers and the CUDA worker's thread) where the host has 15, unless RANK0_CPUS / RANK1_CPUS say.
+cpus0=() cpus1=()
+if [[ -n ${RANK0_CPUS:-} ]]; then
+  cpus0=("STARPU_WORKERS_CPUID=$RANK0_CPUS")
+elif [[ $(nproc) -ge 15 ]]; then
+  cpus0=("STARPU_WORKERS_CPUID=0 1 2 3 4 5 6 7")
+fi
+if [[ -n ${RANK1_CPUS:-} ]]; then
+  cpus1=("STARPU_WORKERS_CPUID=$RANK1_CPUS")
+elif [[ $(nproc) -ge 15 ]]; then
+  cpus1=("STARPU_WORKERS_CPUID=8 9 10 11 12 13 14")
+fi
+
 flags=(--data mnist --data-dir "$DATA_DIR" --epochs 2 --batch 64 --seed 1 "$@")
 # Shared memory between the ranks; no single-copy (CMA is often refused inside containers).
-mpi=("$here/bin/mpirun" --oversubscribe --mca btl "self,vader" --mca btl_vader_single_copy_mechanism none)
+mpi=("$here/bin/mpirun" --bind-to none --oversubscribe --mca btl "self,vader" --mca btl_vader_single_copy_mechanism none)
 
 status=0
 echo "== (a) one process: train ${flags[*]} --checkpoint $out/A.st"
@@ -32,8 +47,8 @@ timeout "$timeout_s" env "${ncuda[@]}" "$here/bin/train" "${flags[@]}" --checkpo
   >"$out/single.log" 2>&1 || { echo "one process exited with $?" >&2; status=1; }
 echo "== (b) 2 ranks (3:1): mpirun -np 1 [GPU rank] : -np 1 [CPU rank] train ... --rank-shares 3,1"
 timeout "$timeout_s" "${mpi[@]}" \
-  -np 1 env "${ncuda[@]}" STARPU_NCPU=7 "$here/bin/train" "${flags[@]}" --rank-shares 3,1 --checkpoint "$out/B.st" : \
-  -np 1 env STARPU_NCUDA=0 STARPU_NCPU=7 "$here/bin/train" "${flags[@]}" --rank-shares 3,1 --checkpoint "$out/B.st" \
+  -np 1 env "${ncuda[@]}" "${cpus0[@]}" STARPU_NCPU=7 "$here/bin/train" "${flags[@]}" --rank-shares 3,1 --checkpoint "$out/B.st" : \
+  -np 1 env "${cpus1[@]}" STARPU_NCUDA=0 STARPU_NCPU=7 "$here/bin/train" "${flags[@]}" --rank-shares 3,1 --checkpoint "$out/B.st" \
   >"$out/ranks.log" 2>&1 || { echo "2 ranks exited with $?" >&2; status=1; }
 
 for run in single ranks; do
