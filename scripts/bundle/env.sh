@@ -5,6 +5,8 @@
 # (STARCNN_ENV_QUIET=1 silences it) and returns 1 if a library the binaries need is missing.
 # STARCNN_ENV_MISSING lists every library it did not find, the driver and cuDNN included.
 # STARCNN_CUDA_LIB_DIRS=dir1:dir2 names folders to search first.
+# With the bundle's Open MPI (bin/mpirun, lib/openmpi/), it points Open MPI and PMIx at the bundle
+# (OPAL_*, PMIX_*: the host has no Open MPI), and lets mpirun run as root.
 
 _starcnn_env_main() {
   local bundle
@@ -97,6 +99,7 @@ for p in nvidia.__path__:
   mkdir -p "$STARPU_HOME"
   # Our own hwloc plugins, never the host's (of another hwloc version).
   if [[ -d $bundle/lib/hwloc ]]; then export HWLOC_PLUGINS_PATH=$bundle/lib/hwloc; fi
+  if [[ -x $bundle/bin/mpirun && -d $bundle/lib/openmpi ]]; then _starcnn_env_mpi "$bundle"; fi
   export STARCNN_BUNDLE=$bundle
   export STARCNN_ENV_MISSING=${missing# }
 
@@ -105,12 +108,37 @@ for p in nvidia.__path__:
   return $status
 }
 
+# Open MPI relocated to the bundle: every folder it was built with, since Debian's are not all under
+# its prefix (plugins in lib/x86_64-linux-gnu/openmpi/lib/openmpi3); PMIx likewise.
+_starcnn_env_mpi() {
+  local b=$1
+  export OPAL_PREFIX=$b OPAL_EXEC_PREFIX=$b OPAL_BINDIR=$b/bin OPAL_SBINDIR=$b/bin OPAL_LIBEXECDIR=$b/bin \
+    OPAL_LIBDIR=$b/lib OPAL_PKGLIBDIR=$b/lib/openmpi OPAL_DATAROOTDIR=$b/share OPAL_DATADIR=$b/share \
+    OPAL_PKGDATADIR=$b/share/openmpi OPAL_SYSCONFDIR=$b/etc
+  if [[ -d $b/lib/pmix ]]; then
+    export PMIX_PREFIX=$b PMIX_EXEC_PREFIX=$b PMIX_LIBDIR=$b/lib PMIX_PKGLIBDIR=$b/lib/pmix \
+      PMIX_DATADIR=$b/share PMIX_PKGDATADIR=$b/share/pmix PMIX_SYSCONFDIR=$b/etc \
+      PMIX_MCA_mca_base_component_path=$b/lib/pmix
+  fi
+  $say "mpirun -> $b/bin/mpirun (OPAL_PREFIX=$b)"
+  # The GPU machine runs as root and may have no ssh: one host needs neither (set them to override).
+  export OMPI_ALLOW_RUN_AS_ROOT=${OMPI_ALLOW_RUN_AS_ROOT-1} OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=${OMPI_ALLOW_RUN_AS_ROOT_CONFIRM-1}
+  # Without ssh or rsh, an empty agent makes mpirun start the ranks itself instead of refusing.
+  local agent p
+  if [[ -z ${OMPI_MCA_plm_rsh_agent+set} ]]; then
+    for agent in ssh rsh; do
+      p=$(type -P "$agent") && [[ -f $p ]] && return 0
+    done
+    export OMPI_MCA_plm_rsh_agent=
+  fi
+}
+
 # shellcheck disable=SC2317 # called through $say
 _starcnn_env_say() { echo "starcnn env: $*" >&2; }
 
 _starcnn_env_main
 _starcnn_env_status=$?
-unset -f _starcnn_env_main _starcnn_env_say
+unset -f _starcnn_env_main _starcnn_env_say _starcnn_env_mpi
 # Sourced: return the status; run as a program by mistake: exit with it.
 # shellcheck disable=SC2317
 return "$_starcnn_env_status" 2>/dev/null || exit "$_starcnn_env_status"
