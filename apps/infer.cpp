@@ -40,6 +40,7 @@ Options parse_options(int argc, char **argv, bool *run) {
   args.add("data-dir", "DIR", "where scripts/fetch-data put mnist/ and fashion/", &o.data_dir);
   args.add("split", "test|train", "which part of the data set", &o.split);
   args.add("batch", "N", "samples per batch", &o.batch, 1, 1 << 20);
+  args.add_alias("batch-size", "batch");
   args.add("slots", "N", "networks taking batches in turn (0: one per worker, 2 to 8)", &o.slots, 0,
            64);
   args.add("plan", "PLAN",

@@ -53,6 +53,7 @@ Options parse_options(int argc, char **argv, bool *run) {
   args.add("network", "NAME|FILE", "lenet, wide, or a network description file", &o.network);
   args.add("epochs", "N", "passes over the training set", &o.epochs, 0, 100000);
   args.add("batch", "N", "samples per step", &o.batch, 1, 1 << 20);
+  args.add_alias("batch-size", "batch");
   args.add("micro-batches", "N",
            "cut each step's batch into N micro-batches, each its own chain of tasks (gradients "
            "summed, the same step): parallel work for the workers. 0: one per CPU worker "

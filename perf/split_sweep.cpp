@@ -234,6 +234,7 @@ int main(int argc, char **argv) {
         "table on stderr. Without CUDA workers it sweeps the layer's CPU task count instead.");
     args.add("network", "NAME|FILE", "lenet, wide or a network description file", &o.network);
     args.add("batch", "N", "samples per step", &o.batch, 1, 1 << 16);
+    args.add_alias("batch-size", "batch");
     args.add("layer", "NAME", "the convolution to sweep (default: the first)", &o.layer);
     args.add("base", "PLAN", "plan of the other convolutions (default: all whole on CUDA)",
              &o.base);
