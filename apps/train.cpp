@@ -83,7 +83,7 @@ Options parse_options(int argc, char **argv, bool *run) {
            0, LONG_MAX);
   args.add("trace", "DIR",
            "record StarPU's FxT trace into DIR and convert it for StarVZ/ViTE (paje.trace, "
-           "tasks.rec, ...) plus gantt.png and summary.txt; keep runs short (--max-steps, "
+           "tasks.rec, ...) plus trace.png (panels) and summary.txt; keep runs short (--max-steps, "
            "--eval-every 0)",
            &o.trace);
   args.add_flag("stats",

@@ -137,7 +137,7 @@ bool finish_trace(const std::string &dir) {
   }
   const int status = run_program({"python3", script, dir});
   if (status == -1)
-    std::printf("trace: python3 not found; for gantt.png and summary.txt run: python3 %s %s\n",
+    std::printf("trace: python3 not found; for trace.png and summary.txt run: python3 %s %s\n",
                 script.c_str(), dir.c_str());
   else if (status != 0)
     std::fprintf(stderr, "train: trace: %s failed (status %d)\n", script.c_str(), status);
