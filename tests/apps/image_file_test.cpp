@@ -108,40 +108,28 @@ TEST(Pgm, GrayToRgbCopiesThePlane) {
 }
 
 TEST(Pgm, CorruptFiles) {
-  std::vector<uint8_t> truncated = bytes_of("P5 4 4 255\n");
+  std::string truncated = "P5 4 4 255\n";
   truncated.resize(truncated.size() + 10);
-  expect_image_error(
-      [&] {
-        decode_image(truncated, "t.pgm", {4, 4, 1});
-      },
-      {"t.pgm", "truncated", "16"});
-  expect_image_error(
-      [&] {
-        decode_image(bytes_of("P5 4"), "h.pgm", {4, 4, 1});
-      },
-      {"h.pgm", "truncated", "height"});
-  expect_image_error(
-      [&] {
-        decode_image(bytes_of("P2 2 1 9 3 10"), "v.pgm", {2, 1, 1});
-      },
-      {"v.pgm", "10 exceeds maxval 9"});
-  expect_image_error(
-      [&] {
-        decode_image(bytes_of("P5 2 x 255\n"), "x.pgm", {2, 2, 1});
-      },
-      {"x.pgm", "height", "'x'"});
-  expect_image_error(
-      [&] {
-        decode_image(bytes_of("P5 2 2 0\n"), "m.pgm", {2, 2, 1});
-      },
-      {"m.pgm", "maxval"});
-  // The size is checked before any pixel is read.
-  expect_image_error(
-      [&] {
-        decode_image(bytes_of("P5 99999 99999 255\n"), "l.pgm", {28, 28, 1});
-      },
-      {"l.pgm", "99999x99999", "takes 28x28"});
-  expect_image_error([&] { decode_image({}, "e.pgm", {2, 2, 1}); }, {"e.pgm", "empty"});
+  struct Case {
+    std::string file;
+    ImageShape shape;
+    std::vector<std::string> parts;
+  };
+  const std::vector<Case> cases = {
+      {truncated, {4, 4, 1}, {"truncated", "16"}},
+      {"P5 4", {4, 4, 1}, {"truncated", "height"}},
+      {"P2 2 1 9 3 10", {2, 1, 1}, {"10 exceeds maxval 9"}},
+      {"P5 2 x 255\n", {2, 2, 1}, {"height", "'x'"}},
+      {"P5 2 2 0\n", {2, 2, 1}, {"maxval"}},
+      // The size is checked before any pixel is read.
+      {"P5 99999 99999 255\n", {28, 28, 1}, {"99999x99999", "takes 28x28"}},
+      {"", {2, 2, 1}, {"empty"}},
+  };
+  for (const Case &c : cases) {
+    std::vector<std::string> parts = c.parts;
+    parts.push_back("bad.pgm");
+    expect_image_error([&] { decode_image(bytes_of(c.file), "bad.pgm", c.shape); }, parts);
+  }
 }
 
 // --- PNG files written here, from the PNG specification ---------------------------------------
