@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps data build train test bundle format clean help
+.PHONY: all deps data build train test fuzz sanitize bundle format check-format clean help
 
 all: build
 
@@ -13,8 +13,11 @@ help:
 	@echo "make build   configure and build into $(BUILD)/"
 	@echo "make deps    install packages and build StarPU (cached)"
 	@echo "make data    fetch and verify MNIST and Fashion-MNIST into data/"
+	@echo "make fuzz    build the libFuzzer targets with clang (build-fuzz/) and run each FUZZ_SECONDS"
+	@echo "make sanitize  build with AddressSanitizer+UBSan (build-asan/) and run the tests once"
 	@echo "make bundle  pack the build into bundle/ (and bundle.tar.xz) for the GPU machine"
 	@echo "make format  clang-format every C++ and CUDA source"
+	@echo "make check-format  fail, naming them, on sources clang-format would change (as CI does)"
 
 # setup-deps prints the prefixes of StarPU with FxT and of the fast StarPU on its last two lines;
 # the build reads them from these files.
@@ -43,11 +46,34 @@ train: build data
 test: build data
 	cd $(BUILD) && ctest --output-on-failure --timeout 600
 
+# Fuzzing and sanitizers: each its own build directory, CPU-only (CUDA and sanitizers do not mix).
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 10
+fuzz: deps
+	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTARCNN_WITH_CUDA=OFF -DSTARCNN_FUZZ=ON \
+	  -DSTARCNN_STARPU_PREFIX=$$(cat $(BUILD)/starpu-prefix) $(FUZZ_CMAKE_FLAGS)
+	cmake --build $(FUZZ_BUILD) -j$(JOBS) --target fuzz_targets
+	tests/fuzz/run-fuzzers $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+# StarPU's own allocations are not instrumented and live until exit: leaks are not reported.
+SANITIZE_BUILD ?= build-asan
+sanitize: deps data
+	$(MAKE) build BUILD=$(SANITIZE_BUILD) CMAKE_FLAGS="-DSTARCNN_WITH_CUDA=OFF \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_CXX_FLAGS='-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer' \
+	  $(SANITIZE_CMAKE_FLAGS)"
+	cd $(SANITIZE_BUILD) && ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --output-on-failure --timeout 1200 -j$(JOBS)
+
 bundle: build
 	scripts/make-bundle $(BUILD) bundle
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.h' '*.cu')
+
+check-format:
+	scripts/check-format
 
 clean:
 	rm -rf $(BUILD) bundle bundle.tar.xz

@@ -5,12 +5,16 @@
 #include "apps/cli/image_file.h"
 #include "model/data/dataset.h"
 #include "model/io/checkpoint.h"
+#include "model/io/json.h"
+#include "model/nn/network_memory.h"
 #include "model/nn/network_spec.h"
 #include "model/nn/parameter_set.h"
 #include "model/runtime/runtime.h"
+#include "model/runtime/starpu_env.h"
 #include "model/train/evaluator.h"
 #include "model/train/plan_calibration.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -60,23 +64,6 @@ Options parse_options(int argc, char **argv, bool *run) {
   return o;
 }
 
-std::string json_string(const std::string &text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof(escaped), "\\u%04x", unsigned(c));
-      out += escaped;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
 // The images as a data set preprocessed like the training data; every image must have the
 // network's input size before padding (it is converted to the network's channels). Errors name
 // each file that does not fit (all of them, not only the first).
@@ -84,9 +71,6 @@ Dataset images_as_dataset(const std::vector<std::string> &paths, const NetworkSp
                           const Preprocess &pre) {
   const size_t channels = size_t(spec.input.c);
   const long height = spec.input.h - 2 * pre.pad, width = spec.input.w - 2 * pre.pad;
-  if (height <= 0 || width <= 0)
-    throw std::invalid_argument("the checkpoint's padding " + std::to_string(pre.pad) +
-                                " leaves no image inside the network's input");
   std::vector<uint8_t> pixels;
   std::string errors;
   for (const std::string &path : paths) {
@@ -111,6 +95,16 @@ int run(const Options &o) {
   Checkpoint ckpt = read_checkpoint(o.checkpoint);
   const NetworkSpec spec = parse_network(ckpt.network, o.checkpoint + " (network)");
   check_checkpoint(ckpt, spec, o.checkpoint);
+  // The padding is part of the network's input: one that leaves no image inside is refused
+  // before a padded data set is built.
+  if (2L * ckpt.preprocess.pad >= spec.input.h || 2L * ckpt.preprocess.pad >= spec.input.w)
+    throw std::invalid_argument(o.checkpoint + ": its preprocessing pads each side by " +
+                                std::to_string(ckpt.preprocess.pad) +
+                                " pixels, which leaves no image inside its network's " +
+                                to_string(spec.input) + " input");
+  const size_t batch =
+      o.images.empty() ? size_t(o.batch) : std::min(size_t(o.batch), o.images.size());
+  check_network_fits_memory(spec, batch, false, "batch " + std::to_string(batch));
   const NetworkPlanText plans =
       usage_errors_of("--plan", [&] { return parse_network_plan(o.plan); });
   if (uses_auto_plan(spec, plans))
@@ -154,15 +148,23 @@ int run(const Options &o) {
     std::printf("%s %s: %zu images, accuracy %.2f%%, loss %.4f, %.0f img/s, %.3f s\n",
                 o.data.c_str(), o.split.c_str(), e.samples, 100.0 * e.accuracy, e.loss,
                 e.images_per_s, e.seconds);
-    std::printf(
-        "{\"event\": \"evaluation\", \"checkpoint\": %s, \"data\": %s, \"split\": \"%s\", "
-        "\"scheduler\": %s, \"workers\": %s, \"plan\": %s, \"batch\": %ld, \"slots\": %zu, "
-        "\"samples\": %zu, "
-        "\"accuracy\": %.6f, \"loss\": %.6f, \"images_per_s\": %.1f, \"seconds\": %.3f}\n",
-        json_string(o.checkpoint).c_str(), json_string(o.data).c_str(), o.split.c_str(),
-        json_string(runtime.scheduler()).c_str(), json_string(runtime.describe_workers()).c_str(),
-        json_string(o.plan).c_str(), o.batch, evaluator.slots(), e.samples, e.accuracy, e.loss,
-        e.images_per_s, e.seconds);
+    const std::string line = json::Object()
+                                 .string("event", "evaluation")
+                                 .string("checkpoint", o.checkpoint)
+                                 .string("data", o.data)
+                                 .string("split", o.split)
+                                 .string("scheduler", runtime.scheduler())
+                                 .string("workers", runtime.describe_workers())
+                                 .string("plan", o.plan)
+                                 .integer("batch", o.batch)
+                                 .integer("slots", evaluator.slots())
+                                 .integer("samples", e.samples)
+                                 .fixed("accuracy", e.accuracy, 6)
+                                 .fixed("loss", e.loss, 6)
+                                 .fixed("images_per_s", e.images_per_s, 1)
+                                 .fixed("seconds", e.seconds, 3)
+                                 .text();
+    std::printf("%s\n", line.c_str());
     return 0;
   }
 
@@ -175,11 +177,16 @@ int run(const Options &o) {
       std::printf("%s\t%d\t%.4f\n", o.images[i].c_str(), best, double(probability));
       continue;
     }
-    std::string probabilities;
+    json::Array probabilities;
     for (size_t k = 0; k < classes; ++k)
-      probabilities += (k ? ", " : "") + std::to_string(c.probabilities[i * classes + k]);
-    std::printf("{\"file\": %s, \"class\": %d, \"probability\": %.6f, \"probabilities\": [%s]}\n",
-                json_string(o.images[i]).c_str(), best, double(probability), probabilities.c_str());
+      probabilities.fixed(double(c.probabilities[i * classes + k]), 6);
+    const std::string line = json::Object()
+                                 .string("file", o.images[i])
+                                 .integer("class", best)
+                                 .fixed("probability", double(probability), 6)
+                                 .array("probabilities", probabilities)
+                                 .text();
+    std::printf("%s\n", line.c_str());
   }
   return 0;
 }
@@ -193,6 +200,10 @@ int main(int argc, char **argv) {
     bool run_it = false;
     const Options options = parse_options(argc, argv, &run_it);
     if (!run_it) return 0;
+    usage_errors_of("environment", [] {
+      check_starpu_environment();
+      return 0;
+    });
     return run(options);
   });
 }

@@ -1,16 +1,25 @@
 // starcnn's training app: trains a network on a data set with StarPU's CPU and CUDA workers,
 // prints progress and a summary per epoch, saves checkpoints, and ends with one JSON line. With
 // --trace DIR it records StarPU's FxT trace of the run and converts it (apps/cli/trace.h).
+// Launched by mpirun, each process is one rank of a data-parallel run (model/dist/): each takes
+// its shard of every batch, gradients are summed across ranks, and rank 0 alone prints and saves.
 #include "apps/cli/args.h"
 #include "apps/cli/progress.h"
 #include "apps/cli/trace.h"
 #include "model/data/dataset.h"
+#include "model/dist/batch_shards.h"
+#include "model/dist/world.h"
+#include "model/io/atomic_file.h"
 #include "model/io/checkpoint.h"
+#include "model/io/json.h"
+#include "model/nn/network_memory.h"
 #include "model/nn/network_spec.h"
 #include "model/nn/parameter_set.h"
 #include "model/runtime/run_stats.h"
 #include "model/runtime/runtime.h"
+#include "model/runtime/starpu_env.h"
 #include "model/train/plan_calibration.h"
+#include "model/train/plan_search.h"
 #include "model/train/trainer.h"
 
 #include <algorithm>
@@ -34,8 +43,10 @@ void on_interrupt(int) {
 }
 
 struct Options {
-  std::string data = "mnist", data_dir = default_data_dir(), network = "lenet", plan = "none";
-  std::string checkpoint, init, trace, lr_schedule = "constant";
+  std::string data = "mnist", data_dir = default_data_dir(), network = "lenet";
+  std::string plan;  // empty: auto where there are CUDA workers, none elsewhere
+  std::string checkpoint, init, trace, lr_schedule = "constant", rank_shares = "even";
+  bool init_any_network = false;
   long epochs = 3, batch = 64, seed = 1, eval_every = 1, log_every = 100, max_steps = 0;
   long micro_batches = 0;  // 0: chosen from the workers (choose_micro_batches)
   bool stats = false;
@@ -51,7 +62,7 @@ Options parse_options(int argc, char **argv, bool *run) {
   args.add("data", "NAME", "data set: mnist, fashion or cifar10:DIR", &o.data);
   args.add("data-dir", "DIR", "where scripts/fetch-data put mnist/ and fashion/", &o.data_dir);
   args.add("network", "NAME|FILE", "lenet, wide, or a network description file", &o.network);
-  args.add("epochs", "N", "passes over the training set", &o.epochs, 0, 100000);
+  args.add("epochs", "N", "passes over the training set", &o.epochs, 1, 100000);
   args.add("batch", "N", "samples per step", &o.batch, 1, 1 << 20);
   args.add_alias("batch-size", "batch");
   args.add("micro-batches", "N",
@@ -68,13 +79,26 @@ Options parse_options(int argc, char **argv, bool *run) {
   args.add("weight-decay", "F", "SGD weight decay (L2)", &o.weight_decay, 0.0, 1e6);
   args.add("seed", "N", "seed of the initial weights and of the shuffling", &o.seed, 0, LONG_MAX);
   args.add("plan", "PLAN",
-           "split plan of every conv: none, even:K, cpu:N, F@cpu,F@cuda,... or auto (chosen from "
-           "StarPU's perf models, calibrated first where needed); per layer with 'PLAN;conv2=PLAN'",
+           "where the work runs: auto (measures the GPU alone, the CPU alone, a filter split and "
+           "sample splits for a few steps each and keeps the fastest; the default with CUDA "
+           "workers), cuda, cpu, samples:K[/M] (K samples of each step on the CPU workers), "
+           "none (the scheduler places every op; the default without CUDA workers), or a split "
+           "of every conv's filters: even:K, cpu:N, F@cpu,F@cuda,...; per layer with "
+           "'PLAN;conv2=PLAN' (conv2=auto: the perf-model chooser)",
            &o.plan);
   args.add("checkpoint", "FILE",
-           "save the weights here (safetensors) after each epoch and on Ctrl-C", &o.checkpoint);
-  args.add("init", "FILE", "start from this checkpoint (weights, momentum and step count)",
+           "save the weights here (safetensors) after each epoch and on Ctrl-C; a save that fails "
+           "(a full disk) keeps the last good file and training goes on; weights that are no "
+           "longer finite are never saved and stop the run",
+           &o.checkpoint);
+  args.add("init", "FILE",
+           "start from this checkpoint (weights, momentum and step count); its network and "
+           "preprocessing must be this run's",
            &o.init);
+  args.add_flag("init-any-network",
+                "with --init: resume even when the checkpoint's network text or preprocessing "
+                "differ from this run's (the tensors must still fit)",
+                &o.init_any_network);
   args.add("eval-every", "N", "evaluate on the test set every N epochs (0: never)", &o.eval_every,
            0, 100000);
   args.add("log-every", "N", "steps between progress reports", &o.log_every, 1, 1 << 30);
@@ -86,6 +110,10 @@ Options parse_options(int argc, char **argv, bool *run) {
            "tasks.rec, ...) plus trace.png (panels) and summary.txt; keep runs short (--max-steps, "
            "--eval-every 0)",
            &o.trace);
+  args.add("rank-shares", "even|W,W,...",
+           "under mpirun: how each step's batch is cut across ranks, evenly or in proportion to "
+           "one weight per rank (e.g. 3,1: rank 0 takes three quarters)",
+           &o.rank_shares);
   args.add_flag("stats",
                 "profile the training steps with StarPU: worker busy/idle fractions, tasks per "
                 "worker kind and bytes moved between RAM and GPUs, in the JSON summary",
@@ -93,72 +121,225 @@ Options parse_options(int argc, char **argv, bool *run) {
   *run = args.parse(argc, argv);
   if (o.lr_schedule != "constant" && o.lr_schedule != "cosine")
     throw UsageError("--lr-schedule must be constant or cosine, got '" + o.lr_schedule + "'");
+  if (o.init_any_network && o.init.empty())
+    throw UsageError("--init-any-network needs --init FILE");
   return o;
 }
 
-std::string json_summary(const Options &o, const Runtime &runtime, const EpochSummary &last,
-                         const Evaluation *test, int64_t step, size_t micro_batches,
-                         uint64_t tasks_per_step, const AutoPlanning *planning,
-                         const RunStats *stats) {
-  char line[8192];
-  std::snprintf(
-      line, sizeof(line),
-      "{\"event\": \"summary\", \"network\": \"%s\", \"data\": \"%s\", \"scheduler\": \"%s\", "
-      "\"workers\": \"%s\", \"plan\": \"%s\", \"batch\": %ld, \"micro_batches\": %zu, "
-      "\"epochs\": %zu, \"steps\": %lld, "
-      "\"train_loss\": %.6f, \"train_accuracy\": %.6f, \"test_loss\": %s, \"test_accuracy\": %s, "
-      "\"images_per_s\": %.1f, \"seconds\": %.3f, \"tasks_per_step\": %llu, \"interrupted\": "
-      "%s%s%s%s}\n",
-      o.network.c_str(), o.data.c_str(), runtime.scheduler().c_str(),
-      runtime.describe_workers().c_str(), o.plan.c_str(), o.batch, micro_batches, last.epoch + 1,
-      (long long)step, last.train_loss, last.train_accuracy,
-      test ? std::to_string(test->loss).c_str() : "null",
-      test ? std::to_string(test->accuracy).c_str() : "null", last.images_per_s, last.seconds,
-      (unsigned long long)tasks_per_step, last.interrupted ? "true" : "false",
-      planning
-          ? (", \"auto_plan\": \"" + planning->text + "\", \"auto_predicted_conv_ms\": " +
-             (std::isnan(planning->predicted_us) ? std::string("null")
-                                                 : std::to_string(planning->predicted_us / 1000.0)))
-                .c_str()
-          : "",
-      stats ? ", \"stats\": " : "", stats ? stats->to_json().c_str() : "");
-  return line;
+// The summary line's fields; the caller adds the ranks' (add_rank_fields) and writes it.
+json::Object json_summary(const Options &o, const std::string &plan, const Runtime &runtime,
+                          const EpochSummary &last, const Evaluation *test, int64_t step,
+                          size_t micro_batches, uint64_t tasks_per_step,
+                          const AutoPlanning *planning, const RunStats *stats) {
+  json::Object summary;
+  summary.string("event", "summary")
+      .string("network", o.network)
+      .string("data", o.data)
+      .string("data_dir", o.data_dir)
+      .string("scheduler", runtime.scheduler())
+      .string("workers", runtime.describe_workers())
+      .string("plan", plan)
+      .integer("batch", o.batch)
+      .integer("micro_batches", micro_batches)
+      .integer("epochs", last.epoch + 1)
+      .integer("steps", step)
+      .fixed("train_loss", last.train_loss, 6)
+      .fixed("train_accuracy", last.train_accuracy, 6);
+  if (test)
+    summary.fixed("test_loss", test->loss, 6).fixed("test_accuracy", test->accuracy, 6);
+  else
+    summary.null("test_loss").null("test_accuracy");
+  summary.fixed("images_per_s", last.images_per_s, 1)
+      .fixed("seconds", last.seconds, 3)
+      .integer("tasks_per_step", tasks_per_step)
+      .boolean("interrupted", last.interrupted);
+  if (planning)
+    summary.string("auto_plan", planning->text)
+        .fixed("auto_predicted_conv_ms", planning->predicted_us / 1000.0, 6);
+  if (stats) summary.raw("stats", stats->to_json());
+  return summary;
 }
 
-void save(const Options &o, const NetworkSpec &spec, const Dataset &data, ParameterSet &params,
-          int64_t step, int64_t epoch) {
-  if (o.checkpoint.empty()) return;
-  Checkpoint ckpt;
-  ckpt.network = spec.text;
-  ckpt.preprocess = data.preprocess;
-  ckpt.step = step;
-  ckpt.epoch = epoch;
-  ckpt.parameters = params.read(false);
-  if (o.momentum != 0.0) ckpt.momentum = params.read(true);
-  save_checkpoint(o.checkpoint, ckpt);
-  std::printf("saved %s (step %lld)\n", o.checkpoint.c_str(), (long long)step);
+// Checkpoint saves: a failed write (a full disk) keeps the last good file, says so, and training
+// goes on (the run's exit status says it in the end); weights that are no longer finite are never
+// written and stop the run.
+class CheckpointSaver {
+ public:
+  CheckpointSaver(const Options &o, const NetworkSpec &spec, const Dataset &data)
+      : o_(o), spec_(spec), data_(data) {}
+
+  // False when the weights are no longer finite (nothing written; the run must stop).
+  bool save(ParameterSet &params, int64_t step, int64_t epoch) {
+    if (o_.checkpoint.empty()) return true;
+    Checkpoint ckpt;
+    ckpt.network = spec_.text;
+    ckpt.preprocess = data_.preprocess;
+    ckpt.step = step;
+    ckpt.epoch = epoch;
+    ckpt.parameters = params.read(false);
+    if (o_.momentum != 0.0) ckpt.momentum = params.read(true);
+    std::string bad = first_non_finite(ckpt.parameters);
+    if (bad.empty()) bad = first_non_finite(ckpt.momentum);
+    if (!bad.empty()) {
+      std::fprintf(stderr,
+                   "train: the weights are no longer finite at step %lld (%s): not saved; %s\n",
+                   (long long)step, bad.c_str(), kept().c_str());
+      return false;
+    }
+    try {
+      save_checkpoint(o_.checkpoint, ckpt);
+      saved_step_ = step;
+      last_failed_ = false;
+      std::printf("saved %s (step %lld)\n", o_.checkpoint.c_str(), (long long)step);
+    } catch (const SafetensorsError &e) {
+      last_failed_ = true;
+      std::fprintf(stderr, "train: warning: %s; %s; training goes on\n", e.what(), kept().c_str());
+    }
+    return true;
+  }
+  bool last_save_failed() const { return last_failed_; }
+  // What the checkpoint file holds now.
+  std::string kept() const {
+    return saved_step_ < 0 ? o_.checkpoint + " keeps what it held before this run"
+                           : o_.checkpoint + " keeps step " + std::to_string(saved_step_);
+  }
+
+ private:
+  const Options &o_;
+  const NetworkSpec &spec_;
+  const Dataset &data_;
+  int64_t saved_step_ = -1;
+  bool last_failed_ = false;
+};
+
+// Everything about the network and the data that can be wrong is checked before StarPU starts
+// and anything large is allocated; errors name the flag.
+void check_network_and_data(const Options &o, const NetworkSpec &spec, const Dataset &train,
+                            const Dataset &test) {
+  if (spec.input.h != int(train.height) || spec.input.w != int(train.width))
+    throw UsageError("--network: " + spec.source + " takes " + std::to_string(spec.input.h) + "x" +
+                     std::to_string(spec.input.w) + " inputs, " + o.data + " has " +
+                     std::to_string(train.height) + "x" + std::to_string(train.width));
+  if (spec.output().size() != train.num_classes)
+    throw UsageError("--network: " + spec.source + " ends in " + to_string(spec.output()) +
+                     " outputs, " + o.data + " has " + std::to_string(train.num_classes) +
+                     " classes (the last linear layer must have as many)");
+  if (size_t(o.batch) > train.count)
+    throw UsageError("--batch " + std::to_string(o.batch) + " is larger than the training set (" +
+                     std::to_string(train.count) + " samples of " + o.data + ")");
+  if (o.micro_batches > o.batch)
+    throw UsageError("--micro-batches " + std::to_string(o.micro_batches) +
+                     " must be at most the batch size (" + std::to_string(o.batch) + ")");
+  if (o.eval_every > 0 && test.count == 0)
+    throw UsageError("the test set of " + o.data + " is empty (--eval-every 0 skips evaluation)");
+  usage_errors_of("--batch", [&] {
+    check_network_fits_memory(spec, size_t(o.batch), true, "batch " + std::to_string(o.batch));
+    return 0;
+  });
 }
 
-// Trains; StarPU runs only inside. Leaves the JSON summary line in *summary.
-int run(const Options &o, std::string *summary) {
+// This rank's shard of every batch: all of it when alone.
+BatchShard rank_shard(const Options &o, const MpiWorld &world) {
+  if (world.size() < 2) return {0, size_t(o.batch)};
+  const std::vector<double> weights = o.rank_shares == "even"
+                                          ? std::vector<double>(size_t(world.size()), 1.0)
+                                          : usage_errors_of("--rank-shares", [&] {
+                                              return parse_rank_shares(o.rank_shares, world.size());
+                                            });
+  return usage_errors_of(
+      "--rank-shares", [&] { return shard_batch(size_t(o.batch), weights); })[size_t(world.rank())];
+}
+
+// ", \"ranks\": 2, ..." for the JSON summary of a data-parallel run.
+void add_rank_fields(json::Object &summary, const MpiWorld &world, const BatchShard &shard,
+                     const RankSum *sum, int64_t steps) {
+  if (world.size() < 2) return;
+  const double bytes = sum ? double(sum->bytes_sent() + sum->bytes_received()) : 0.0;
+  summary.integer("ranks", world.size())
+      .integer("rank0_batch", shard.size)
+      .number("rank0_bytes_per_step", steps > 0 ? bytes / double(steps) : 0.0);
+}
+
+int train_network(const Options &o, const NetworkSpec &spec, const Dataset &train,
+                  const Dataset &test, const std::optional<Checkpoint> &init,
+                  const Runtime &runtime, MpiWorld &world, std::string *summary);
+
+// A failing rank stops the others at once: they would otherwise wait for its gradients forever.
+[[noreturn]] void stop_every_rank(MpiWorld &world, const char *what, int status) {
+  std::fprintf(stderr, "train: rank %d of %d: %s%s; stopping every rank\n", world.rank(),
+               world.size(), status == 2 ? "" : "error: ", what);
+  world.abort(status);
+}
+
+// Runs `body`; when it fails on one rank of several, every rank stops with its message.
+template <typename Body>
+int stopping_every_rank_on_error(MpiWorld &world, const Body &body) {
+  try {
+    return body();
+  } catch (const UsageError &e) {
+    if (world.size() > 1) stop_every_rank(world, e.what(), 2);
+    throw;
+  } catch (const std::exception &e) {
+    if (world.size() > 1) stop_every_rank(world, e.what(), 1);
+    throw;
+  }
+}
+
+// Loads the data, the network and the checkpoint to resume, then trains; StarPU runs only
+// inside. Leaves the JSON summary line in *summary.
+int load_and_train(const Options &o, MpiWorld &world, std::string *summary) {
   std::printf("loading %s from %s\n", o.data.c_str(), o.data_dir.c_str());
   const Dataset train = load_dataset(o.data, Subset::train, o.data_dir);
   const Dataset test = load_dataset(o.data, Subset::test, o.data_dir);
   NetworkSpec spec = load_network(o.network);
   if (spec.input.c != int(train.channels)) spec = with_input_channels(spec, int(train.channels));
-  if (spec.input.h != int(train.height) || spec.input.w != int(train.width))
-    throw std::invalid_argument(spec.source + " takes " + std::to_string(spec.input.h) + "x" +
-                                std::to_string(spec.input.w) + " inputs, " + o.data + " has " +
-                                std::to_string(train.height) + "x" + std::to_string(train.width));
+  check_network_and_data(o, spec, train, test);
+  std::optional<Checkpoint> init;
+  if (!o.init.empty()) {
+    init = load_checkpoint(o.init, spec);
+    if (!o.init_any_network) check_same_run(*init, spec, train.preprocess, o.init);
+  }
+  Runtime runtime(RuntimeOptions{o.trace, "", -1});
+  StarpuMpiScope starpu_mpi(world);
+  // Stopped before StarPU-MPI shuts down, which would wait for the other ranks forever.
+  return stopping_every_rank_on_error(
+      world, [&] { return train_network(o, spec, train, test, init, runtime, world, summary); });
+}
 
-  Runtime runtime({o.trace});
+int run(const Options &o, MpiWorld &world, std::string *summary) {
+  return stopping_every_rank_on_error(world, [&] { return load_and_train(o, world, summary); });
+}
+
+int train_network(const Options &o, const NetworkSpec &spec, const Dataset &train,
+                  const Dataset &test, const std::optional<Checkpoint> &init,
+                  const Runtime &runtime, MpiWorld &world, std::string *summary) {
   std::printf("StarPU scheduler %s, %s\n", runtime.describe_scheduler().c_str(),
               runtime.describe_workers().c_str());
-  const int micro_batches =
-      choose_micro_batches(o.micro_batches, runtime.workers(), size_t(o.batch));
-  const MicroBatchShare share =
-      micro_batch_share(runtime.workers(), size_t(o.batch), micro_batches);
-  NetworkPlanText plans = usage_errors_of("--plan", [&] { return parse_network_plan(o.plan); });
+  const BatchShard shard = rank_shard(o, world);
+  const std::unique_ptr<RankSum> rank_sum = world.make_rank_sum();
+  if (world.size() > 1)
+    std::printf("rank 0 of %d ranks: samples %zu-%zu of each batch of %ld (--rank-shares %s)\n",
+                world.size(), shard.first, shard.first + shard.size - 1, o.batch,
+                o.rank_shares.c_str());
+  TrainConfig config;
+  config.batch = size_t(o.batch);
+  config.lr = float(o.lr);
+  config.momentum = float(o.momentum);
+  config.weight_decay = float(o.weight_decay);
+  config.seed = uint64_t(o.seed);
+  config.log_every = size_t(o.log_every);
+  config.shard = shard;
+  const MachineWorkers workers = runtime.workers();
+  const std::string plan_text = !o.plan.empty() ? o.plan : workers.cuda > 0 ? "auto" : "none";
+  NetworkPlanText plans = usage_errors_of("--plan", [&] { return parse_network_plan(plan_text); });
+  std::optional<PlanSearch> search;
+  if (plans.default_plan == "auto" && plans.overrides.empty()) {
+    search = search_plans(spec, train, config, workers);
+    for (const std::string &line : describe(*search)) std::printf("%s\n", line.c_str());
+    plans = parse_network_plan(search->plan);
+  }
+  apply_plan(plans, workers, o.micro_batches, config);
+  const MicroBatchShare share = micro_batch_share(workers, shard.size, config.micro_batches);
   std::optional<AutoPlanning> planning;
   if (uses_auto_plan(spec, plans)) {
     planning = usage_errors_of(
@@ -170,19 +351,12 @@ int run(const Options &o, std::string *summary) {
       usage_errors_of("--plan", [&] { return ParameterSet(spec, plans, share.workers); });
   params.initialize(uint64_t(o.seed));
   int64_t start_epoch = 0;
-  TrainConfig config;
-  config.batch = size_t(o.batch);
-  config.lr = float(o.lr);
-  config.momentum = float(o.momentum);
-  config.weight_decay = float(o.weight_decay);
-  config.seed = uint64_t(o.seed);
-  config.log_every = size_t(o.log_every);
   config.max_steps = o.max_steps;
-  config.micro_batches = micro_batches;
+  config.rank_sum = rank_sum.get();
   Trainer trainer =
-      usage_errors_of("--micro-batches", [&] { return Trainer(spec, params, train, config); });
-  if (!o.init.empty()) {
-    const Checkpoint ckpt = load_checkpoint(o.init, spec);
+      usage_errors_of("--network", [&] { return Trainer(spec, params, train, config); });
+  if (init) {
+    const Checkpoint &ckpt = *init;
     params.write(ckpt.parameters, false);
     if (!ckpt.momentum.empty()) params.write(ckpt.momentum, true);
     trainer.resume(ckpt.step, !ckpt.momentum.empty());
@@ -193,7 +367,13 @@ int run(const Options &o, std::string *summary) {
   std::printf("network %s on %s: %zu train / %zu test images of %zux%zux%zu\n", spec.source.c_str(),
               o.data.c_str(), train.count, test.count, train.channels, train.height, train.width);
   for (const std::string &line : trainer.network().describe()) std::printf("  %s\n", line.c_str());
-  if (trainer.micro_batches() > 1)
+  if (config.samples.cpu_samples > 0)
+    std::printf(
+        "batch %ld: %d samples on the CPU workers in %zu micro-batches, %ld on CUDA "
+        "(gradients summed)\n",
+        o.batch, config.samples.cpu_samples, trainer.micro_batches() - 1,
+        o.batch - config.samples.cpu_samples);
+  else if (trainer.micro_batches() > 1)
     std::printf("batch %ld in %zu micro-batches (each its own task chain, gradients summed)\n",
                 o.batch, trainer.micro_batches());
   if (o.lr_schedule == "cosine") {
@@ -203,9 +383,12 @@ int run(const Options &o, std::string *summary) {
                 (long long)last_step);
   }
 
+  const int64_t first_step = trainer.step();
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
   ProgressPrinter progress(size_t(start_epoch + o.epochs), size_t(o.batch));
+  CheckpointSaver saver(o, spec, train);
+  bool weights_finite = true;
   RunStats stats;  // of the training steps only: evaluation and set-up are left out
   EpochSummary last;
   Evaluation eval;
@@ -219,7 +402,7 @@ int run(const Options &o, std::string *summary) {
     const bool eval_now =
         o.eval_every > 0 && ((epoch + 1 - start_epoch) % o.eval_every == 0 || last.interrupted ||
                              last.reached_max_steps || epoch + 1 == start_epoch + o.epochs);
-    evaluated = eval_now && !last.interrupted;
+    evaluated = eval_now && !last.interrupted && world.rank() == 0;
     if (evaluated) eval = trainer.evaluate(test);
     std::printf("epoch %lld: train loss %.4f acc %.2f%%, %s%.0f img/s, %.1f s, %llu tasks/step\n",
                 (long long)epoch + 1, last.train_loss, 100.0 * last.train_accuracy,
@@ -231,15 +414,31 @@ int run(const Options &o, std::string *summary) {
     if (planning && last.steps > 0)
       std::printf("auto plan: predicted conv time %.3f ms per step, measured whole step %.3f ms\n",
                   planning->predicted_us / 1000.0, 1000.0 * last.seconds / double(last.steps));
-    save(o, spec, train, params, trainer.step(), last.complete ? epoch + 1 : epoch);
-    if (last.interrupted || last.reached_max_steps) break;
+    if (world.rank() == 0)
+      weights_finite = saver.save(params, trainer.step(), last.complete ? epoch + 1 : epoch);
+    if (!weights_finite || last.interrupted || last.reached_max_steps) break;
   }
-  *summary = json_summary(o, runtime, last, evaluated ? &eval : nullptr, trainer.step(),
-                          trainer.micro_batches(), trainer.tasks_per_step(),
-                          planning ? &*planning : nullptr, o.stats ? &stats : nullptr);
+  json::Object fields =
+      json_summary(o, search ? search->plan : plan_text, runtime, last, evaluated ? &eval : nullptr,
+                   trainer.step(), trainer.micro_batches(), trainer.tasks_per_step(),
+                   planning ? &*planning : nullptr, o.stats ? &stats : nullptr);
+  add_rank_fields(fields, world, shard, rank_sum.get(), trainer.step() - first_step);
+  *summary = fields.text() + "\n";
   if (last.interrupted) {
     std::fprintf(stderr, "train: interrupted\n");
     return 130;
+  }
+  if (!weights_finite) {
+    std::fprintf(stderr,
+                 "train: error: stopped: the weights are no longer finite (lower the learning "
+                 "rate); %s\n",
+                 saver.kept().c_str());
+    return 1;
+  }
+  if (saver.last_save_failed()) {
+    std::fprintf(stderr, "train: error: the last checkpoint save failed; %s\n",
+                 saver.kept().c_str());
+    return 1;
   }
   return 0;
 }
@@ -249,19 +448,40 @@ int run(const Options &o, std::string *summary) {
 
 int main(int argc, char **argv) {
   using namespace starcnn;
-  return run_program("train", [&] {
+  std::unique_ptr<MpiWorld> world;
+  const int exit_status = run_program("train", [&] {
     bool run_it = false;
     const Options options = parse_options(argc, argv, &run_it);
     if (!run_it) return 0;
+    usage_errors_of("environment", [] {
+      check_starpu_environment();
+      return 0;
+    });
+    if (!options.checkpoint.empty()) try {
+        check_writable_destination(options.checkpoint);
+      } catch (const AtomicFileError &e) {
+        throw UsageError(std::string("--checkpoint: ") + e.what());
+      }
     if (!options.trace.empty()) {
       ensure_starpu_with_fxt(argv);
       prepare_trace_dir(options.trace);
     }
+    world = std::make_unique<MpiWorld>(&argc, &argv);
+    // Rank 0 alone prints; the others keep stderr for their errors.
+    if (world->rank() != 0 && !std::freopen("/dev/null", "w", stdout))
+      throw std::runtime_error("cannot silence the output of rank " +
+                               std::to_string(world->rank()));
     std::string summary;
-    int status = run(options, &summary);
+    int status = run(options, *world, &summary);
+    world->barrier();  // every rank's StarPU has shut down and written its trace
     // StarPU has shut down and written the trace: convert it before the closing JSON line.
-    if (!options.trace.empty() && !finish_trace(options.trace) && status == 0) status = 1;
+    if (!options.trace.empty() && world->rank() == 0 &&
+        !finish_trace(options.trace, world->size()) && status == 0)
+      status = 1;
     std::printf("%s", summary.c_str());
     return status;
   });
+  // A rank that failed before training (bad --init, ...) stops the others too.
+  if (exit_status != 0 && world && world->size() > 1) world->abort(exit_status);
+  return exit_status;
 }

@@ -5,9 +5,7 @@ namespace starcnn {
 namespace {
 
 __global__ void add_into_kernel(float *dst, const float *src, size_t n) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
-       i += size_t(gridDim.x) * blockDim.x)
-    dst[i] += src[i];
+  for (size_t i : grid_stride(n)) dst[i] += src[i];
 }
 
 }  // namespace

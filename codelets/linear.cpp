@@ -63,44 +63,33 @@ Args unpack(void *cl_arg) {
   return args;
 }
 
-void forward_cpu_task(void *buffers[], void *cl_arg) {
+// The kernels' arguments, as linear.h lists them (without the cuBLAS handle and stream).
+auto forward_args(void *buffers[], void *cl_arg) {
   const auto a = unpack<ForwardArgs>(cl_arg);
-  linear_forward_cpu(vector_data(buffers[0]), vector_data(buffers[1]), vector_data(buffers[2]),
-                     vector_data(buffers[3]), a.shape, a.relu != 0);
+  return std::make_tuple(vector_data(buffers[0]), vector_data(buffers[1]), vector_data(buffers[2]),
+                         vector_data(buffers[3]), a.shape, a.relu != 0);
 }
-
-void backward_data_cpu_task(void *buffers[], void *cl_arg) {
-  linear_backward_data_cpu(vector_data(buffers[0]), vector_data(buffers[1]),
-                           vector_data(buffers[2]), unpack<LinearShape>(cl_arg));
+auto backward_data_args(void *buffers[], void *cl_arg) {
+  return std::make_tuple(vector_data(buffers[0]), vector_data(buffers[1]), vector_data(buffers[2]),
+                         unpack<LinearShape>(cl_arg));
 }
-
-void backward_weights_cpu_task(void *buffers[], void *cl_arg) {
+auto backward_weights_args(void *buffers[], void *cl_arg) {
   const auto a = unpack<WeightsArgs>(cl_arg);
-  linear_backward_weights_cpu(vector_data(buffers[0]), vector_data(buffers[1]),
-                              vector_data(buffers[2]), vector_data(buffers[3]), a.shape,
-                              a.access == GradientAccess::accumulate);
+  return std::make_tuple(vector_data(buffers[0]), vector_data(buffers[1]), vector_data(buffers[2]),
+                         vector_data(buffers[3]), a.shape, a.access == GradientAccess::accumulate);
 }
 
 #ifdef STARCNN_USE_CUDA
-void forward_cuda_task(void *buffers[], void *cl_arg) {
-  const auto a = unpack<ForwardArgs>(cl_arg);
-  linear_forward_cuda(starpu_cublas_get_local_handle(), vector_data(buffers[0]),
-                      vector_data(buffers[1]), vector_data(buffers[2]), vector_data(buffers[3]),
-                      a.shape, a.relu != 0, starpu_cuda_get_local_stream());
-}
-
-void backward_data_cuda_task(void *buffers[], void *cl_arg) {
-  linear_backward_data_cuda(starpu_cublas_get_local_handle(), vector_data(buffers[0]),
-                            vector_data(buffers[1]), vector_data(buffers[2]),
-                            unpack<LinearShape>(cl_arg));
-}
-
-void backward_weights_cuda_task(void *buffers[], void *cl_arg) {
-  const auto a = unpack<WeightsArgs>(cl_arg);
-  linear_backward_weights_cuda(
-      starpu_cublas_get_local_handle(), vector_data(buffers[0]), vector_data(buffers[1]),
-      vector_data(buffers[2]), vector_data(buffers[3]), a.shape,
-      a.access == GradientAccess::accumulate, starpu_cuda_get_local_stream());
+// The CUDA launchers take the worker's cuBLAS handle (StarPU's, bound to its stream) first, and
+// the stream last where they launch a kernel of their own (kStream).
+template <auto kernel, auto gather, bool kStream = true>
+void cublas_task(void *buffers[], void *cl_arg) {
+  const auto args =
+      std::tuple_cat(std::make_tuple(starpu_cublas_get_local_handle()), gather(buffers, cl_arg));
+  if constexpr (kStream)
+    std::apply(kernel, std::tuple_cat(args, std::make_tuple(starpu_cuda_get_local_stream())));
+  else
+    std::apply(kernel, args);
 }
 #endif
 
@@ -124,15 +113,18 @@ void check_shape(const LinearShape &s) {
 }  // namespace
 
 starpu_codelet linear_forward_codelet =
-    make_codelet("linear_forward", forward_cpu_task, STARCNN_CUDA_FUNC(forward_cuda_task),
+    make_codelet("linear_forward", cpu_task<linear_forward_cpu, forward_args>,
+                 STARCNN_CUDA_FUNC((cublas_task<linear_forward_cuda, forward_args>)),
                  &forward_model, {STARPU_R, STARPU_R, STARPU_R, STARPU_W});
 starpu_codelet linear_backward_data_codelet = make_codelet(
-    "linear_backward_data", backward_data_cpu_task, STARCNN_CUDA_FUNC(backward_data_cuda_task),
+    "linear_backward_data", cpu_task<linear_backward_data_cpu, backward_data_args>,
+    STARCNN_CUDA_FUNC((cublas_task<linear_backward_data_cuda, backward_data_args, false>)),
     &backward_data_model, {STARPU_R, STARPU_R, STARPU_W});
 // Modes of dW and db come with each task: W or REDUX.
-starpu_codelet linear_backward_weights_codelet =
-    make_codelet("linear_backward_weights", backward_weights_cpu_task,
-                 STARCNN_CUDA_FUNC(backward_weights_cuda_task), &backward_weights_model, {});
+starpu_codelet linear_backward_weights_codelet = make_codelet(
+    "linear_backward_weights", cpu_task<linear_backward_weights_cpu, backward_weights_args>,
+    STARCNN_CUDA_FUNC((cublas_task<linear_backward_weights_cuda, backward_weights_args>)),
+    &backward_weights_model, {});
 
 void submit_linear_forward(starpu_data_handle_t x, starpu_data_handle_t w, starpu_data_handle_t b,
                            starpu_data_handle_t y, const LinearShape &shape, bool relu, Where where,
@@ -143,10 +135,8 @@ void submit_linear_forward(starpu_data_handle_t x, starpu_data_handle_t w, starp
   check_length(b, shape.out, "b");
   check_length(y, size_t(shape.n) * shape.out, "y");
   ForwardArgs args{shape, relu ? 1u : 0u};
-  const int ret = starpu_task_insert(
-      &linear_forward_codelet, STARPU_R, x, STARPU_R, w, STARPU_R, b, STARPU_W, y, STARPU_VALUE,
-      &args, sizeof(args), STARPU_EXECUTE_WHERE, where_mask(where), STARPU_PRIORITY, priority, 0);
-  check_submit(ret, "linear_forward");
+  insert_task(linear_forward_codelet, "linear_forward", where, priority, STARPU_R, x, STARPU_R, w,
+              STARPU_R, b, STARPU_W, y, STARPU_VALUE, &args, sizeof(args));
 }
 
 void submit_linear_backward_data(starpu_data_handle_t w, starpu_data_handle_t dy,
@@ -157,10 +147,8 @@ void submit_linear_backward_data(starpu_data_handle_t w, starpu_data_handle_t dy
   check_length(dy, size_t(shape.n) * shape.out, "dy");
   check_length(dx, size_t(shape.n) * shape.in, "dx");
   LinearShape args = shape;
-  const int ret = starpu_task_insert(
-      &linear_backward_data_codelet, STARPU_R, w, STARPU_R, dy, STARPU_W, dx, STARPU_VALUE, &args,
-      sizeof(args), STARPU_EXECUTE_WHERE, where_mask(where), STARPU_PRIORITY, priority, 0);
-  check_submit(ret, "linear_backward_data");
+  insert_task(linear_backward_data_codelet, "linear_backward_data", where, priority, STARPU_R, w,
+              STARPU_R, dy, STARPU_W, dx, STARPU_VALUE, &args, sizeof(args));
 }
 
 void submit_linear_backward_weights(starpu_data_handle_t x, starpu_data_handle_t dy,
@@ -179,11 +167,8 @@ void submit_linear_backward_weights(starpu_data_handle_t x, starpu_data_handle_t
   // Under REDUX each task writes into a zeroed private copy, so it accumulates.
   const WeightsArgs args{shape, access};
   const starpu_data_access_mode out_mode = gradient_access_mode(access);
-  const int ret =
-      starpu_task_insert(&linear_backward_weights_codelet, STARPU_R, x, STARPU_R, dy, out_mode, dw,
-                         out_mode, db, STARPU_VALUE, &args, sizeof(args), STARPU_EXECUTE_WHERE,
-                         where_mask(where), STARPU_PRIORITY, priority, 0);
-  check_submit(ret, "linear_backward_weights");
+  insert_task(linear_backward_weights_codelet, "linear_backward_weights", where, priority, STARPU_R,
+              x, STARPU_R, dy, out_mode, dw, out_mode, db, STARPU_VALUE, &args, sizeof(args));
 }
 
 }  // namespace starcnn

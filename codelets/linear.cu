@@ -17,8 +17,7 @@ constexpr int kRowSlices = 8;  // ... and 8 row slices summed in shared memory
 
 __global__ void add_bias_kernel(float *y, const float *b, size_t n, size_t out, bool relu) {
   const size_t total = n * out;
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < total;
-       i += size_t(gridDim.x) * blockDim.x) {
+  for (size_t i : grid_stride(total)) {
     const float v = y[i] + b[i % out];
     y[i] = relu ? fmaxf(v, 0.0f) : v;
   }

@@ -66,11 +66,6 @@ void maxpool_backward_cpu(const float *dp, const int32_t *argmax, float *dx,
 
 namespace {
 
-int32_t *index_data(void *buffer) {
-  STARPU_ASSERT(STARPU_VECTOR_GET_ELEMSIZE(buffer) == sizeof(int32_t));
-  return reinterpret_cast<int32_t *>(STARPU_VECTOR_GET_PTR(buffer));
-}
-
 // Reads the shape and checks it against the buffers: the input-sized one (X or dX), the
 // output-sized one (P or dP) and the argmax.
 MaxpoolShape unpack_shape(void *cl_arg, void *input, void *output, void *argmax) {
@@ -82,43 +77,18 @@ MaxpoolShape unpack_shape(void *cl_arg, void *input, void *output, void *argmax)
   return shape;
 }
 
-void maxpool_forward_cpu_task(void *buffers[], void *cl_arg, bool relu) {
+// The kernels' arguments: (x, p, argmax, shape, relu) forward, (dp, argmax, dx, shape) backward.
+template <bool kRelu>
+auto forward_args(void *buffers[], void *cl_arg) {
   const MaxpoolShape shape = unpack_shape(cl_arg, buffers[0], buffers[1], buffers[2]);
-  maxpool_forward_cpu(vector_data(buffers[0]), vector_data(buffers[1]), index_data(buffers[2]),
-                      shape, relu);
+  return std::make_tuple(vector_data(buffers[0]), vector_data(buffers[1]),
+                         int32_vector_data(buffers[2]), shape, kRelu);
 }
-void maxpool_forward_cpu_task(void *buffers[], void *cl_arg) {
-  maxpool_forward_cpu_task(buffers, cl_arg, false);
-}
-void relu_maxpool_forward_cpu_task(void *buffers[], void *cl_arg) {
-  maxpool_forward_cpu_task(buffers, cl_arg, true);
-}
-
-void maxpool_backward_cpu_task(void *buffers[], void *cl_arg) {
+auto backward_args(void *buffers[], void *cl_arg) {
   const MaxpoolShape shape = unpack_shape(cl_arg, buffers[2], buffers[0], buffers[1]);
-  maxpool_backward_cpu(vector_data(buffers[0]), index_data(buffers[1]), vector_data(buffers[2]),
-                       shape);
+  return std::make_tuple(vector_data(buffers[0]), int32_vector_data(buffers[1]),
+                         vector_data(buffers[2]), shape);
 }
-
-#ifdef STARCNN_USE_CUDA
-void maxpool_forward_cuda_task(void *buffers[], void *cl_arg, bool relu) {
-  const MaxpoolShape shape = unpack_shape(cl_arg, buffers[0], buffers[1], buffers[2]);
-  maxpool_forward_cuda(vector_data(buffers[0]), vector_data(buffers[1]), index_data(buffers[2]),
-                       shape, relu, starpu_cuda_get_local_stream());
-}
-void maxpool_forward_cuda_task(void *buffers[], void *cl_arg) {
-  maxpool_forward_cuda_task(buffers, cl_arg, false);
-}
-void relu_maxpool_forward_cuda_task(void *buffers[], void *cl_arg) {
-  maxpool_forward_cuda_task(buffers, cl_arg, true);
-}
-
-void maxpool_backward_cuda_task(void *buffers[], void *cl_arg) {
-  const MaxpoolShape shape = unpack_shape(cl_arg, buffers[2], buffers[0], buffers[1]);
-  maxpool_backward_cuda(vector_data(buffers[0]), index_data(buffers[1]), vector_data(buffers[2]),
-                        shape, starpu_cuda_get_local_stream());
-}
-#endif
 
 starpu_perfmodel maxpool_forward_model = history_model("starcnn_maxpool_forward");
 starpu_perfmodel relu_maxpool_forward_model = history_model("starcnn_relu_maxpool_forward");
@@ -126,49 +96,35 @@ starpu_perfmodel maxpool_backward_model = history_model("starcnn_maxpool_backwar
 
 }  // namespace
 
-starpu_codelet maxpool_forward_codelet = make_codelet(
-    "maxpool_forward", maxpool_forward_cpu_task, STARCNN_CUDA_FUNC(maxpool_forward_cuda_task),
+starpu_codelet maxpool_forward_codelet = STARCNN_KERNEL_CODELET(
+    "maxpool_forward", maxpool_forward_cpu, maxpool_forward_cuda, forward_args<false>,
     &maxpool_forward_model, {STARPU_R, STARPU_W, STARPU_W});
-starpu_codelet relu_maxpool_forward_codelet =
-    make_codelet("relu_maxpool_forward", relu_maxpool_forward_cpu_task,
-                 STARCNN_CUDA_FUNC(relu_maxpool_forward_cuda_task), &relu_maxpool_forward_model,
-                 {STARPU_R, STARPU_W, STARPU_W});
-starpu_codelet maxpool_backward_codelet = make_codelet(
-    "maxpool_backward", maxpool_backward_cpu_task, STARCNN_CUDA_FUNC(maxpool_backward_cuda_task),
-    &maxpool_backward_model, {STARPU_R, STARPU_R, STARPU_W});
-
-namespace {
-
-void submit_forward(starpu_codelet *codelet, starpu_data_handle_t x, starpu_data_handle_t p,
-                    starpu_data_handle_t argmax, const MaxpoolShape &shape, Where where,
-                    int priority) {
-  const int ret = starpu_task_insert(codelet, STARPU_R, x, STARPU_W, p, STARPU_W, argmax,
-                                     STARPU_VALUE, &shape, sizeof(shape), STARPU_EXECUTE_WHERE,
-                                     where_mask(where), STARPU_PRIORITY, priority, 0);
-  check_submit(ret, codelet->name);
-}
-
-}  // namespace
+starpu_codelet relu_maxpool_forward_codelet = STARCNN_KERNEL_CODELET(
+    "relu_maxpool_forward", maxpool_forward_cpu, maxpool_forward_cuda, forward_args<true>,
+    &relu_maxpool_forward_model, {STARPU_R, STARPU_W, STARPU_W});
+starpu_codelet maxpool_backward_codelet =
+    STARCNN_KERNEL_CODELET("maxpool_backward", maxpool_backward_cpu, maxpool_backward_cuda,
+                           backward_args, &maxpool_backward_model, {STARPU_R, STARPU_R, STARPU_W});
 
 void submit_maxpool_forward(starpu_data_handle_t x, starpu_data_handle_t p,
                             starpu_data_handle_t argmax, const MaxpoolShape &shape, Where where,
                             int priority) {
-  submit_forward(&maxpool_forward_codelet, x, p, argmax, shape, where, priority);
+  insert_task(maxpool_forward_codelet, "maxpool_forward", where, priority, STARPU_R, x, STARPU_W, p,
+              STARPU_W, argmax, STARPU_VALUE, &shape, sizeof(shape));
 }
 
 void submit_relu_maxpool_forward(starpu_data_handle_t x, starpu_data_handle_t p,
                                  starpu_data_handle_t argmax, const MaxpoolShape &shape,
                                  Where where, int priority) {
-  submit_forward(&relu_maxpool_forward_codelet, x, p, argmax, shape, where, priority);
+  insert_task(relu_maxpool_forward_codelet, "relu_maxpool_forward", where, priority, STARPU_R, x,
+              STARPU_W, p, STARPU_W, argmax, STARPU_VALUE, &shape, sizeof(shape));
 }
 
 void submit_maxpool_backward(starpu_data_handle_t dp, starpu_data_handle_t argmax,
                              starpu_data_handle_t dx, const MaxpoolShape &shape, Where where,
                              int priority) {
-  const int ret = starpu_task_insert(
-      &maxpool_backward_codelet, STARPU_R, dp, STARPU_R, argmax, STARPU_W, dx, STARPU_VALUE, &shape,
-      sizeof(shape), STARPU_EXECUTE_WHERE, where_mask(where), STARPU_PRIORITY, priority, 0);
-  check_submit(ret, "maxpool_backward");
+  insert_task(maxpool_backward_codelet, "maxpool_backward", where, priority, STARPU_R, dp, STARPU_R,
+              argmax, STARPU_W, dx, STARPU_VALUE, &shape, sizeof(shape));
 }
 
 }  // namespace starcnn

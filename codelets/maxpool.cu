@@ -10,8 +10,7 @@ __global__ void maxpool_forward_kernel(const float *x, float *p, int32_t *argmax
                                        MaxpoolShape shape, bool relu) {
   const uint32_t ow_count = shape.out_width(), oh_count = shape.out_height();
   const size_t total = shape.out_size();
-  for (size_t o = blockIdx.x * size_t(blockDim.x) + threadIdx.x; o < total;
-       o += size_t(gridDim.x) * blockDim.x) {
+  for (size_t o : grid_stride(total)) {
     const uint32_t ow = uint32_t(o % ow_count);
     const uint32_t oh = uint32_t(o / ow_count % oh_count);
     const size_t plane = o / (size_t(ow_count) * oh_count);
@@ -33,8 +32,7 @@ __global__ void maxpool_backward_kernel(const float *dp, const int32_t *argmax, 
                                         MaxpoolShape shape) {
   const uint32_t ow_count = shape.out_width(), oh_count = shape.out_height();
   const size_t total = shape.in_size();
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < total;
-       i += size_t(gridDim.x) * blockDim.x) {
+  for (size_t i : grid_stride(total)) {
     const uint32_t w = uint32_t(i % shape.width);
     const uint32_t h = uint32_t(i / shape.width % shape.height);
     const size_t plane = i / (size_t(shape.width) * shape.height);

@@ -15,24 +15,22 @@ void copy_rows(float *dst, size_t dst_pitch, const float *src, size_t src_pitch,
 }  // namespace
 
 void merge_cuda(const MergeShape &s, const float *const *parts, float *whole, cudaStream_t stream) {
-  const size_t sample_bytes = size_t(s.total_channels()) * s.hw * sizeof(float);
-  size_t offset = 0;
+  const size_t whole_sample = size_t(s.c) * s.hw;
   for (uint32_t p = 0; p < s.parts; ++p) {
     const size_t run = size_t(s.channels[p]) * s.hw;
-    copy_rows(whole + offset, sample_bytes, parts[p], run * sizeof(float), run * sizeof(float), s.n,
-              stream);
-    offset += run;
+    copy_rows(whole + s.first_sample[p] * whole_sample + size_t(s.first_channel[p]) * s.hw,
+              whole_sample * sizeof(float), parts[p], run * sizeof(float), run * sizeof(float),
+              s.samples[p], stream);
   }
 }
 
 void split_cuda(const MergeShape &s, const float *whole, float *const *parts, cudaStream_t stream) {
-  const size_t sample_bytes = size_t(s.total_channels()) * s.hw * sizeof(float);
-  size_t offset = 0;
+  const size_t whole_sample = size_t(s.c) * s.hw;
   for (uint32_t p = 0; p < s.parts; ++p) {
     const size_t run = size_t(s.channels[p]) * s.hw;
-    copy_rows(parts[p], run * sizeof(float), whole + offset, sample_bytes, run * sizeof(float), s.n,
-              stream);
-    offset += run;
+    copy_rows(parts[p], run * sizeof(float),
+              whole + s.first_sample[p] * whole_sample + size_t(s.first_channel[p]) * s.hw,
+              whole_sample * sizeof(float), run * sizeof(float), s.samples[p], stream);
   }
 }
 

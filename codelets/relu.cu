@@ -5,15 +5,11 @@ namespace starcnn {
 namespace {
 
 __global__ void relu_forward_kernel(const float *x, float *y, size_t n) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
-       i += size_t(gridDim.x) * blockDim.x)
-    y[i] = fmaxf(x[i], 0.0f);
+  for (size_t i : grid_stride(n)) y[i] = fmaxf(x[i], 0.0f);
 }
 
 __global__ void relu_backward_kernel(const float *y, const float *dy, float *dx, size_t n) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
-       i += size_t(gridDim.x) * blockDim.x)
-    dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+  for (size_t i : grid_stride(n)) dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
 }
 
 }  // namespace

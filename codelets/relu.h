@@ -19,7 +19,8 @@ void relu_forward_cuda(const float *x, float *y, size_t n, cudaStream_t stream);
 void relu_backward_cuda(const float *y, const float *dy, float *dx, size_t n, cudaStream_t stream);
 #endif
 
-extern starpu_codelet relu_forward_codelet;
+extern starpu_codelet relu_forward_codelet;          // buffers: x (R), y (W)
+extern starpu_codelet relu_forward_inplace_codelet;  // buffer: x (RW)
 extern starpu_codelet relu_backward_codelet;
 
 // x may equal y (in place, then accessed read-write).

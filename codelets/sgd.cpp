@@ -21,31 +21,23 @@ void sgd_update_cpu(float *w, const float *grad, float *momentum_buf, size_t n,
 
 namespace {
 
-// Without momentum the task has two buffers and no momentum buffer.
-float *momentum_buffer(void *buffers[]) {
-  return STARPU_TASK_GET_NBUFFERS(starpu_task_get_current()) > 2 ? vector_data(buffers[2])
-                                                                 : nullptr;
-}
-
+// The kernels' arguments: w, grad, momentum_buf (null without momentum), n, params.
 SgdParams unpack(void *cl_arg) {
   SgdParams params;
   starpu_codelet_unpack_args(cl_arg, &params);
   return params;
 }
-
-void sgd_update_cpu_task(void *buffers[], void *cl_arg) {
-  sgd_update_cpu(vector_data(buffers[0]), vector_data(buffers[1]), momentum_buffer(buffers),
-                 vector_length(buffers[0]), unpack(cl_arg));
+auto sgd_momentum_args(void *buffers[], void *cl_arg) {
+  return std::make_tuple(vector_data(buffers[0]), vector_data(buffers[1]), vector_data(buffers[2]),
+                         vector_length(buffers[0]), unpack(cl_arg));
+}
+auto sgd_no_momentum_args(void *buffers[], void *cl_arg) {
+  return std::make_tuple(vector_data(buffers[0]), vector_data(buffers[1]),
+                         static_cast<float *>(nullptr), vector_length(buffers[0]), unpack(cl_arg));
 }
 
-#ifdef STARCNN_USE_CUDA
-void sgd_update_cuda_task(void *buffers[], void *cl_arg) {
-  sgd_update_cuda(vector_data(buffers[0]), vector_data(buffers[1]), momentum_buffer(buffers),
-                  vector_length(buffers[0]), unpack(cl_arg), starpu_cuda_get_local_stream());
-}
-#endif
-
-// Buffer sizes only: the learning rate changes over training, the work does not.
+// Buffer sizes only: the learning rate changes over training, the work does not. Both variants
+// share it; their footprints differ in buffer count.
 starpu_perfmodel sgd_update_model = size_history_model("starcnn_sgd_update");
 
 void check_same_length(starpu_data_handle_t a, starpu_data_handle_t b, const char *what) {
@@ -56,27 +48,26 @@ void check_same_length(starpu_data_handle_t a, starpu_data_handle_t b, const cha
 }  // namespace
 
 starpu_codelet sgd_update_codelet =
-    make_codelet("sgd_update", sgd_update_cpu_task, STARCNN_CUDA_FUNC(sgd_update_cuda_task),
-                 &sgd_update_model, {});
+    STARCNN_KERNEL_CODELET("sgd_update", sgd_update_cpu, sgd_update_cuda, sgd_momentum_args,
+                           &sgd_update_model, {STARPU_RW, STARPU_R, STARPU_RW});
+starpu_codelet sgd_update_no_momentum_codelet =
+    STARCNN_KERNEL_CODELET("sgd_update_no_momentum", sgd_update_cpu, sgd_update_cuda,
+                           sgd_no_momentum_args, &sgd_update_model, {STARPU_RW, STARPU_R});
 
 void submit_sgd_update(starpu_data_handle_t w, starpu_data_handle_t grad,
                        starpu_data_handle_t momentum_buf, const SgdParams &params, Where where,
                        int priority) {
   check_same_length(grad, w, "grad");
   SgdParams args = params;
-  int ret;
-  if (params.momentum != 0.0f) {
-    if (!momentum_buf) throw std::invalid_argument("sgd_update: momentum needs a buffer");
-    check_same_length(momentum_buf, w, "momentum_buf");
-    ret = starpu_task_insert(&sgd_update_codelet, STARPU_RW, w, STARPU_R, grad, STARPU_RW,
-                             momentum_buf, STARPU_VALUE, &args, sizeof(args), STARPU_EXECUTE_WHERE,
-                             where_mask(where), STARPU_PRIORITY, priority, 0);
-  } else {
-    ret = starpu_task_insert(&sgd_update_codelet, STARPU_RW, w, STARPU_R, grad, STARPU_VALUE, &args,
-                             sizeof(args), STARPU_EXECUTE_WHERE, where_mask(where), STARPU_PRIORITY,
-                             priority, 0);
+  if (params.momentum == 0.0f) {
+    insert_task(sgd_update_no_momentum_codelet, "sgd_update", where, priority, STARPU_RW, w,
+                STARPU_R, grad, STARPU_VALUE, &args, sizeof(args));
+    return;
   }
-  check_submit(ret, "sgd_update");
+  if (!momentum_buf) throw std::invalid_argument("sgd_update: momentum needs a buffer");
+  check_same_length(momentum_buf, w, "momentum_buf");
+  insert_task(sgd_update_codelet, "sgd_update", where, priority, STARPU_RW, w, STARPU_R, grad,
+              STARPU_RW, momentum_buf, STARPU_VALUE, &args, sizeof(args));
 }
 
 }  // namespace starcnn

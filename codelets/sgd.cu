@@ -8,8 +8,7 @@ namespace {
 __global__ void sgd_update_kernel(float *w, const float *grad, float *momentum_buf, size_t n,
                                   SgdParams p) {
   const bool use_buffer = p.momentum != 0.0f;
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
-       i += size_t(gridDim.x) * blockDim.x) {
+  for (size_t i : grid_stride(n)) {
     const float g = __fadd_rn(grad[i], __fmul_rn(p.weight_decay, w[i]));
     float step = g;
     if (use_buffer) {

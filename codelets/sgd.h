@@ -31,7 +31,8 @@ void sgd_update_cuda(float *w, const float *grad, float *momentum_buf, size_t n,
                      const SgdParams &params, cudaStream_t stream);
 #endif
 
-extern starpu_codelet sgd_update_codelet;
+extern starpu_codelet sgd_update_codelet;  // buffers: w (RW), grad (R), momentum_buf (RW)
+extern starpu_codelet sgd_update_no_momentum_codelet;  // momentum 0: w (RW), grad (R)
 
 // Handles: w (RW), grad (R), momentum_buf (RW; left out, and may be null, when momentum == 0).
 // Its perf model is keyed on the vector sizes only, not on the hyper-parameters.

@@ -64,91 +64,56 @@ void softmax_xent_backward_cpu(const float *z, const int32_t *labels, float *dz,
 
 namespace {
 
-const int32_t *label_data(void *buffer) {
-  STARPU_ASSERT(STARPU_VECTOR_GET_ELEMSIZE(buffer) == sizeof(int32_t));
-  return reinterpret_cast<const int32_t *>(STARPU_VECTOR_GET_PTR(buffer));
-}
-
 // Buffers are (Z, labels, stats or dZ) in both directions.
-SoftmaxXentShape check_buffers(void *buffers[], const SoftmaxXentShape &shape, size_t out_size) {
+void check_buffers(void *buffers[], const SoftmaxXentShape &shape, size_t out_size) {
   STARPU_ASSERT(vector_length(buffers[0]) == size_t(shape.n) * shape.classes);
   STARPU_ASSERT(vector_length(buffers[1]) == shape.n);
   STARPU_ASSERT(vector_length(buffers[2]) == out_size);
-  return shape;
 }
 
-SoftmaxXentShape unpack_forward(void *buffers[], void *cl_arg) {
+// The kernels' arguments: (z, labels, stats, shape) forward, (z, labels, dz, shape, batch_size)
+// backward.
+auto forward_args(void *buffers[], void *cl_arg) {
   SoftmaxXentShape shape;
   starpu_codelet_unpack_args(cl_arg, &shape);
-  return check_buffers(buffers, shape, kXentStatsSize);
+  check_buffers(buffers, shape, kXentStatsSize);
+  return std::make_tuple(vector_data(buffers[0]), int32_vector_data(buffers[1]),
+                         vector_data(buffers[2]), shape);
 }
-
-SoftmaxXentShape unpack_backward(void *buffers[], void *cl_arg, uint32_t *batch_size) {
+auto backward_args(void *buffers[], void *cl_arg) {
   SoftmaxXentShape shape;
-  starpu_codelet_unpack_args(cl_arg, &shape, batch_size);
-  return check_buffers(buffers, shape, size_t(shape.n) * shape.classes);
-}
-
-void softmax_xent_forward_cpu_task(void *buffers[], void *cl_arg) {
-  const SoftmaxXentShape shape = unpack_forward(buffers, cl_arg);
-  softmax_xent_forward_cpu(vector_data(buffers[0]), label_data(buffers[1]), vector_data(buffers[2]),
-                           shape);
-}
-
-void softmax_xent_backward_cpu_task(void *buffers[], void *cl_arg) {
   uint32_t batch_size;
-  const SoftmaxXentShape shape = unpack_backward(buffers, cl_arg, &batch_size);
-  softmax_xent_backward_cpu(vector_data(buffers[0]), label_data(buffers[1]),
-                            vector_data(buffers[2]), shape, batch_size);
+  starpu_codelet_unpack_args(cl_arg, &shape, &batch_size);
+  check_buffers(buffers, shape, size_t(shape.n) * shape.classes);
+  return std::make_tuple(vector_data(buffers[0]), int32_vector_data(buffers[1]),
+                         vector_data(buffers[2]), shape, batch_size);
 }
-
-#ifdef STARCNN_USE_CUDA
-void softmax_xent_forward_cuda_task(void *buffers[], void *cl_arg) {
-  const SoftmaxXentShape shape = unpack_forward(buffers, cl_arg);
-  softmax_xent_forward_cuda(vector_data(buffers[0]), label_data(buffers[1]),
-                            vector_data(buffers[2]), shape, starpu_cuda_get_local_stream());
-}
-
-void softmax_xent_backward_cuda_task(void *buffers[], void *cl_arg) {
-  uint32_t batch_size;
-  const SoftmaxXentShape shape = unpack_backward(buffers, cl_arg, &batch_size);
-  softmax_xent_backward_cuda(vector_data(buffers[0]), label_data(buffers[1]),
-                             vector_data(buffers[2]), shape, batch_size,
-                             starpu_cuda_get_local_stream());
-}
-#endif
 
 starpu_perfmodel softmax_xent_forward_model = history_model("starcnn_softmax_xent_forward");
 starpu_perfmodel softmax_xent_backward_model = history_model("starcnn_softmax_xent_backward");
 
 }  // namespace
 
-starpu_codelet softmax_xent_forward_codelet =
-    make_codelet("softmax_xent_forward", softmax_xent_forward_cpu_task,
-                 STARCNN_CUDA_FUNC(softmax_xent_forward_cuda_task), &softmax_xent_forward_model,
-                 {STARPU_R, STARPU_R, STARPU_REDUX});
-starpu_codelet softmax_xent_backward_codelet =
-    make_codelet("softmax_xent_backward", softmax_xent_backward_cpu_task,
-                 STARCNN_CUDA_FUNC(softmax_xent_backward_cuda_task), &softmax_xent_backward_model,
-                 {STARPU_R, STARPU_R, STARPU_W});
+starpu_codelet softmax_xent_forward_codelet = STARCNN_KERNEL_CODELET(
+    "softmax_xent_forward", softmax_xent_forward_cpu, softmax_xent_forward_cuda, forward_args,
+    &softmax_xent_forward_model, {STARPU_R, STARPU_R, STARPU_REDUX});
+starpu_codelet softmax_xent_backward_codelet = STARCNN_KERNEL_CODELET(
+    "softmax_xent_backward", softmax_xent_backward_cpu, softmax_xent_backward_cuda, backward_args,
+    &softmax_xent_backward_model, {STARPU_R, STARPU_R, STARPU_W});
+
 void submit_softmax_xent_forward(starpu_data_handle_t z, starpu_data_handle_t labels,
                                  starpu_data_handle_t stats, const SoftmaxXentShape &shape,
                                  Where where, int priority) {
-  const int ret =
-      starpu_task_insert(&softmax_xent_forward_codelet, STARPU_R, z, STARPU_R, labels, STARPU_REDUX,
-                         stats, STARPU_VALUE, &shape, sizeof(shape), STARPU_EXECUTE_WHERE,
-                         where_mask(where), STARPU_PRIORITY, priority, 0);
-  check_submit(ret, "softmax_xent_forward");
+  insert_task(softmax_xent_forward_codelet, "softmax_xent_forward", where, priority, STARPU_R, z,
+              STARPU_R, labels, STARPU_REDUX, stats, STARPU_VALUE, &shape, sizeof(shape));
 }
 
 void submit_softmax_xent_backward(starpu_data_handle_t z, starpu_data_handle_t labels,
                                   starpu_data_handle_t dz, const SoftmaxXentShape &shape,
                                   uint32_t batch_size, Where where, int priority) {
-  const int ret = starpu_task_insert(
-      &softmax_xent_backward_codelet, STARPU_R, z, STARPU_R, labels, STARPU_W, dz, STARPU_VALUE,
-      &shape, sizeof(shape), STARPU_VALUE, &batch_size, sizeof(batch_size), STARPU_EXECUTE_WHERE,
-      where_mask(where), STARPU_PRIORITY, priority, 0);
-  check_submit(ret, "softmax_xent_backward");
+  insert_task(softmax_xent_backward_codelet, "softmax_xent_backward", where, priority, STARPU_R, z,
+              STARPU_R, labels, STARPU_W, dz, STARPU_VALUE, &shape, sizeof(shape), STARPU_VALUE,
+              &batch_size, sizeof(batch_size));
 }
 
 }  // namespace starcnn

@@ -42,11 +42,6 @@ __device__ bool valid_label(int32_t label, uint32_t classes) {
   return label >= 0 && uint32_t(label) < classes;
 }
 
-// Rows are strided by warps; every lane of a warp takes the same rows, so shuffles stay converged.
-#define FOR_EACH_ROW_OF_THIS_WARP(i, n)                                             \
-  for (size_t i = (blockIdx.x * size_t(blockDim.x) + threadIdx.x) / kWarp; i < (n); \
-       i += size_t(gridDim.x) * blockDim.x / kWarp)
-
 // Each warp sums its rows in double, the block adds its warps' sums in shared memory, and one
 // thread adds the block's total into the float stats: at most kMaxForwardBlocks float additions
 // into the running total, so rounding stays small even over hundreds of thousands of rows.
@@ -57,7 +52,9 @@ __global__ void softmax_xent_forward_kernel(const float *z, const int32_t *label
   __shared__ double warp_loss[kRowsPerBlock], warp_correct[kRowsPerBlock];
   const unsigned lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
   double loss_sum = 0.0, correct = 0.0;
-  FOR_EACH_ROW_OF_THIS_WARP(i, shape.n) {
+  // Rows are strided by warps; every lane of a warp takes the same rows, so shuffles stay
+  // converged.
+  for (size_t i : grid_stride(shape.n, kWarp)) {
     const float *row = z + i * shape.classes;
     const RowSummary s = summarise_row(row, shape.classes, lane);
     const int32_t label = labels[i];
@@ -81,7 +78,7 @@ __global__ void softmax_xent_forward_kernel(const float *z, const int32_t *label
 __global__ void softmax_xent_backward_kernel(const float *z, const int32_t *labels, float *dz,
                                              SoftmaxXentShape shape, float scale) {
   const unsigned lane = threadIdx.x % kWarp;
-  FOR_EACH_ROW_OF_THIS_WARP(i, shape.n) {
+  for (size_t i : grid_stride(shape.n, kWarp)) {  // a row per warp, as above
     const float *row = z + i * shape.classes;
     float *drow = dz + i * shape.classes;
     const RowSummary s = summarise_row(row, shape.classes, lane);
@@ -93,8 +90,6 @@ __global__ void softmax_xent_backward_kernel(const float *z, const int32_t *labe
     }
   }
 }
-
-#undef FOR_EACH_ROW_OF_THIS_WARP
 
 unsigned row_blocks(uint32_t rows) {
   const unsigned blocks = (rows + kRowsPerBlock - 1) / kRowsPerBlock;

@@ -40,9 +40,7 @@ double MissingCosts::merge_us(const MergeShape &shape, bool split, Side side) co
   const double us = inner_.merge_us(shape, split, side);
   if (std::isnan(us)) {
     const auto same = [&](const Merge &m) {
-      return m.split == split && m.side == side && m.shape.n == shape.n && m.shape.hw == shape.hw &&
-             m.shape.parts == shape.parts &&
-             std::equal(shape.channels, shape.channels + shape.parts, m.shape.channels);
+      return m.split == split && m.side == side && m.shape == shape;
     };
     if (std::none_of(merges_.begin(), merges_.end(), same)) merges_.push_back({shape, split, side});
   }
@@ -60,14 +58,11 @@ int cpu_filters(const SplitPlan &plan) {
   return filters;
 }
 
-std::vector<SplitPart> task_parts(const SplitPlan &plan) {
-  std::vector<SplitPart> parts;
-  for (const SplitPart &part : plan.parts) {
-    const int tasks = std::max(1, std::min(part.tasks, part.filters));
-    for (int t = 0; t < tasks; ++t)
-      parts.push_back({part.filters / tasks + (t < part.filters % tasks ? 1 : 0), part.where, 1});
-  }
-  return parts;
+MergeShape merge_shape_of(const std::vector<PartTask> &tasks, uint32_t n, uint32_t hw, uint32_t c) {
+  std::vector<MergePiece> pieces;
+  for (const PartTask &t : tasks)
+    pieces.push_back({uint32_t(t.first_channel), uint32_t(t.filters), t.first_sample, t.samples});
+  return make_merge_shape(n, hw, c, pieces);
 }
 
 std::vector<SplitPlan> auto_candidates(int filters, const MachineWorkers &workers,
@@ -114,14 +109,14 @@ size_t float_bytes(size_t count) {
 
 double predict_layer_us(const AutoLayer &layer, const SplitPlan &plan, Side input_side,
                         const MachineWorkers &workers, const CostTable &costs, Side *output_side) {
-  std::vector<SplitPart> parts = task_parts(plan);
+  const std::vector<PartTask> tasks = part_tasks(plan, layer.shape.n);
   const bool has_cuda = workers.cuda > 0;
-  const auto side_of = [&](const SplitPart &p) {
-    return p.where == Where::cpu || (p.where == Where::any && !has_cuda) ? Side::cpu : Side::cuda;
+  const auto side_of = [&](const PartTask &t) {
+    return t.where == Where::cpu || (t.where == Where::any && !has_cuda) ? Side::cpu : Side::cuda;
   };
-  const bool split = parts.size() > 1;
+  const bool split = tasks.size() > 1;
   bool any_cuda = false;
-  for (const SplitPart &p : parts) any_cuda = any_cuda || side_of(p) == Side::cuda;
+  for (const PartTask &t : tasks) any_cuda = any_cuda || side_of(t) == Side::cuda;
   const Side merge_side = any_cuda ? Side::cuda : Side::cpu;
   if (output_side) *output_side = merge_side;
 
@@ -129,27 +124,27 @@ double predict_layer_us(const AutoLayer &layer, const SplitPlan &plan, Side inpu
   const size_t x_bytes = float_bytes(whole.x_count());
   const size_t hw = size_t(whole.out_h()) * whole.out_w();
   MergeShape merge_shape;
-  if (split) {
-    std::vector<uint32_t> channels;
-    for (const SplitPart &p : parts) channels.push_back(uint32_t(p.filters));
-    merge_shape = make_merge_shape(whole.n, uint32_t(hw), channels);
-  }
+  if (split) merge_shape = merge_shape_of(tasks, whole.n, uint32_t(hw), whole.c_out);
+  // A part cut into sample blocks sums its blocks' filter gradients (STARPU_REDUX).
+  std::vector<int> blocks(plan.parts.size(), 0);
+  for (const PartTask &t : tasks) ++blocks[t.part];
 
-  const auto unknown = [](const std::vector<double> &tasks) {
-    return std::any_of(tasks.begin(), tasks.end(), [](double t) { return std::isnan(t); });
+  const auto unknown = [](const std::vector<double> &times) {
+    return std::any_of(times.begin(), times.end(), [](double t) { return std::isnan(t); });
   };
   double forward = 0, backward = 0;
   bool known = true;
   for (Side side : {Side::cpu, Side::cuda}) {
     std::vector<double> fwd_tasks, bwd_tasks;
     size_t y_bytes = 0;
-    for (const SplitPart &p : parts) {
-      if (side_of(p) != side) continue;
+    for (const PartTask &t : tasks) {
+      if (side_of(t) != side) continue;
       Conv2dShape shape = whole;
-      shape.c_out = uint32_t(p.filters);
-      y_bytes += float_bytes(size_t(whole.n) * hw * shape.c_out);
+      shape.c_out = uint32_t(t.filters);
+      shape.n = t.samples;
+      y_bytes += float_bytes(size_t(t.samples) * hw * shape.c_out);
       fwd_tasks.push_back(costs.conv_us(ConvOp::forward, shape, false, side));
-      bwd_tasks.push_back(costs.conv_us(ConvOp::backward_filter, shape, false, side));
+      bwd_tasks.push_back(costs.conv_us(ConvOp::backward_filter, shape, blocks[t.part] > 1, side));
       if (layer.input_grad)
         bwd_tasks.push_back(costs.conv_us(ConvOp::backward_data, shape, split, side));
     }

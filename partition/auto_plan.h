@@ -113,11 +113,10 @@ std::vector<AutoChoice> choose_auto_plans(const std::vector<AutoLayer> &layers,
                                           const MachineWorkers &workers, const CostTable &costs,
                                           const AutoPlanOptions &options = AutoPlanOptions());
 
+// The merge of a split layer's task outputs (see part_tasks()): n samples of c channels of hw.
+MergeShape merge_shape_of(const std::vector<PartTask> &tasks, uint32_t n, uint32_t hw, uint32_t c);
+
 // Filters a plan gives the CPU workers.
 int cpu_filters(const SplitPlan &plan);
-// The tasks' parts of a plan, as model/nn/conv_layer.h's parts_of() cuts them: a part of F filters
-// and T tasks becomes min(T, F) parts of about F/T filters. Parts on `any` count as CUDA parts
-// where there are CUDA workers.
-std::vector<SplitPart> task_parts(const SplitPlan &plan);
 
 }  // namespace starcnn

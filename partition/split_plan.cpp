@@ -1,6 +1,7 @@
 #include "partition/split_plan.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <sstream>
 #include <stdexcept>
 
@@ -11,17 +12,19 @@ namespace {
   throw std::invalid_argument("split plan '" + text + "': " + why);
 }
 
+// No layer has more filters than this (the network description's limit), and the sum of a plan's
+// parts stays far from int's limit.
+constexpr int max_count = 1 << 20;
+
 int parse_positive(const std::string &text, const std::string &number, const char *what) {
-  size_t used = 0;
-  int value = 0;
-  try {
-    value = std::stoi(number, &used);
-  } catch (const std::exception &) {
-    used = 0;
-  }
-  if (used != number.size() || number.empty() || value <= 0)
+  const bool digits =
+      !number.empty() && number.find_first_not_of("0123456789") == std::string::npos;
+  if (!digits || number.find_first_not_of('0') == std::string::npos)
     fail(text, std::string(what) + " must be a positive whole number, got '" + number + "'");
-  return value;
+  if (number.size() > 7 || std::stoi(number) > max_count)
+    fail(text, std::string(what) + " " + number + " is too large (at most " +
+                   std::to_string(max_count) + ")");
+  return std::stoi(number);
 }
 
 Where parse_where(const std::string &text, const std::string &name) {
@@ -94,8 +97,16 @@ SplitPlan parse_split_plan(const std::string &text, int filters, const MachineWo
          "auto is chosen from StarPU's perf models before the layers are built "
          "(model/train/plan_calibration.h), not parsed");
   SplitPlan plan;
+  SampleSplit samples;
   if (text == "none") {
     plan = even_plan(filters, 1);
+  } else if (text == "cuda" || text == "gpu") {
+    plan.parts.push_back({filters, Where::cuda, 1});
+  } else if (text == "cpu") {
+    plan.parts.push_back({filters, Where::cpu, 1});
+  } else if (parse_sample_split(text, &samples)) {
+    if (workers.cuda == 0) fail(text, "a sample split needs a CUDA worker and StarPU found none");
+    plan.parts.push_back({filters, Where::cuda, 1});
   } else if (text.rfind("even:", 0) == 0) {
     const int parts = parse_positive(text, text.substr(5), "K");
     if (parts > filters)
@@ -110,8 +121,10 @@ SplitPlan parse_split_plan(const std::string &text, int filters, const MachineWo
   } else {
     plan = list_plan(text, workers);
   }
-  if (plan.filters() != filters)
-    fail(text, "parts add up to " + std::to_string(plan.filters()) + " filters, the layer has " +
+  int64_t total = 0;  // parts of up to max_count filters each: a sum in int could wrap
+  for (const SplitPart &part : plan.parts) total += part.filters;
+  if (total != filters)
+    fail(text, "parts add up to " + std::to_string(total) + " filters, the layer has " +
                    std::to_string(filters));
   for (const SplitPart &part : plan.parts) {
     if (part.where == Where::cpu && workers.cpu == 0) fail(text, "a part needs a CPU worker");
@@ -119,6 +132,49 @@ SplitPlan parse_split_plan(const std::string &text, int filters, const MachineWo
       fail(text, "a part needs a CUDA worker and StarPU found none");
   }
   return plan;
+}
+
+std::vector<PartTask> part_tasks(const SplitPlan &plan, uint32_t n) {
+  std::vector<PartTask> tasks;
+  int channel = 0;
+  for (size_t p = 0; p < plan.parts.size(); ++p) {
+    const SplitPart &part = plan.parts[p];
+    const uint32_t blocks = std::max<uint32_t>(1, std::min<uint32_t>(uint32_t(part.tasks), n));
+    uint32_t first = 0;
+    for (uint32_t t = 0; t < blocks; ++t) {
+      const uint32_t samples = n / blocks + (t < n % blocks ? 1 : 0);
+      tasks.push_back({p, part.filters, channel, part.where, first, samples});
+      first += samples;
+    }
+    channel += part.filters;
+  }
+  return tasks;
+}
+
+std::string SampleSplit::describe() const {
+  return "samples:" + std::to_string(cpu_samples) +
+         (cpu_micro_batches > 0 ? "/" + std::to_string(cpu_micro_batches) : "");
+}
+
+bool parse_sample_split(const std::string &text, SampleSplit *split) {
+  if (text.rfind("samples:", 0) != 0) return false;
+  std::string rest = text.substr(8);
+  const size_t slash = rest.find('/');
+  SampleSplit parsed;
+  if (slash != std::string::npos) {
+    parsed.cpu_micro_batches = parse_positive(text, rest.substr(slash + 1), "M");
+    rest = rest.substr(0, slash);
+  }
+  parsed.cpu_samples = parse_positive(text, rest, "K");
+  *split = parsed;
+  return true;
+}
+
+Where home_of(const NetworkPlanText &plans, const MachineWorkers &workers) {
+  const std::string &text = plans.default_plan;
+  if (text == "none" || text.rfind("even:", 0) == 0) return Where::any;
+  if (text == "cpu" || workers.cuda == 0) return Where::cpu;
+  return Where::cuda;
 }
 
 const std::string &NetworkPlanText::plan_for(const std::string &layer) const {

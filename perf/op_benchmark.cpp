@@ -24,6 +24,7 @@
 #include "codelets/softmax_xent.h"
 #include "codelets/support/codelet_runtime.h"
 #include "codelets/support/codelet_support.h"
+#include "model/io/json.h"
 
 #include <starpu.h>
 #include <unistd.h>
@@ -484,22 +485,6 @@ Result measure(const OpCase &op, const std::string &device, uint32_t batch, cons
   return result;
 }
 
-std::string json_string(const std::string &text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) >= 0x20) out += c;
-  }
-  return out + "\"";
-}
-
-std::string json_number(double value) {
-  if (std::isnan(value)) return "null";
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.2f", value);
-  return text;
-}
-
 std::string env_or(const char *name, const char *fallback) {
   const char *value = std::getenv(name);
   return value ? value : fallback;
@@ -533,21 +518,30 @@ std::string machine_description() {
 // torch_ops.py's fields, plus ours. threads: one task runs on one thread (OpenBLAS too), as
 // torch_ops.py's single thread; workers: StarPU workers of the device's kind.
 void print_json(const Result &r, const std::string &machine, const std::string &sched) {
-  std::printf(
-      "{\"engine\": \"starcnn\", \"starpu\": \"%d.%d.%d\", \"device\": %s, \"batch\": %u, "
-      "\"layer\": %s, \"op\": %s, \"us_per_call\": %s, \"kernel_us\": %s, \"exec_us\": %s, "
-      "\"calls_per_round\": %d, \"tasks_per_call\": %d, \"threads\": 1, \"workers\": %d, "
-      "\"sched\": %s, "
-      "\"openblas_coretype\": %s, \"openblas_l2_size\": %s, \"openblas_core\": %s, "
-      "\"machine\": %s}\n",
-      STARPU_MAJOR_VERSION, STARPU_MINOR_VERSION, STARPU_RELEASE_VERSION,
-      json_string(r.device).c_str(), r.batch, json_string(r.layer).c_str(),
-      json_string(r.op).c_str(), json_number(r.us_per_call).c_str(),
-      json_number(r.kernel_us).c_str(), json_number(r.exec_us).c_str(), r.calls, r.tasks_per_call,
-      r.workers, json_string(sched).c_str(),
-      json_string(env_or("OPENBLAS_CORETYPE", "unset")).c_str(),
-      json_string(env_or("OPENBLAS_L2_SIZE", "unset")).c_str(),
-      json_string(blas_kernel_name()).c_str(), json_string(machine).c_str());
+  const std::string starpu = std::to_string(STARPU_MAJOR_VERSION) + "." +
+                             std::to_string(STARPU_MINOR_VERSION) + "." +
+                             std::to_string(STARPU_RELEASE_VERSION);
+  const std::string line = json::Object()
+                               .string("engine", "starcnn")
+                               .string("starpu", starpu)
+                               .string("device", r.device)
+                               .integer("batch", r.batch)
+                               .string("layer", r.layer)
+                               .string("op", r.op)
+                               .fixed("us_per_call", r.us_per_call, 2)
+                               .fixed("kernel_us", r.kernel_us, 2)
+                               .fixed("exec_us", r.exec_us, 2)
+                               .integer("calls_per_round", r.calls)
+                               .integer("tasks_per_call", r.tasks_per_call)
+                               .integer("threads", 1)
+                               .integer("workers", r.workers)
+                               .string("sched", sched)
+                               .string("openblas_coretype", env_or("OPENBLAS_CORETYPE", "unset"))
+                               .string("openblas_l2_size", env_or("OPENBLAS_L2_SIZE", "unset"))
+                               .string("openblas_core", blas_kernel_name())
+                               .string("machine", machine)
+                               .text();
+  std::printf("%s\n", line.c_str());
   std::fflush(stdout);
 }
 

@@ -133,17 +133,24 @@ Measured measure(const Options &o, const NetworkSpec &spec, const Dataset &data,
 
 void print(const Options &o, const std::string &layer, const std::string &workers_text,
            const Measured &m) {
-  std::printf(
-      "{\"tool\": \"split_sweep\", \"network\": %s, \"batch\": %ld, \"layer\": %s, "
-      "\"scheduler\": %s, \"workers\": %s, \"kind\": %s, \"plan\": %s, \"resolved_plan\": %s, "
-      "\"cpu_filters\": %d, \"step_ms\": %.4f, \"step_ms_min\": %.4f, "
-      "\"predicted_conv_ms\": %s, \"tasks_per_step\": %llu, \"steps\": %zu}\n",
-      json::quote(o.network).c_str(), o.batch, json::quote(layer).c_str(),
-      json::quote(std::getenv("STARPU_SCHED")).c_str(), json::quote(workers_text).c_str(),
-      json::quote(m.kind).c_str(), json::quote(m.plan).c_str(), json::quote(m.resolved).c_str(),
-      m.cpu_filters, m.step_ms, m.min_ms,
-      std::isnan(m.predicted_ms) ? "null" : std::to_string(m.predicted_ms).c_str(),
-      (unsigned long long)m.tasks_per_step, m.steps);
+  const std::string line = json::Object()
+                               .string("tool", "split_sweep")
+                               .string("network", o.network)
+                               .integer("batch", o.batch)
+                               .string("layer", layer)
+                               .string_or_null("scheduler", std::getenv("STARPU_SCHED"))
+                               .string("workers", workers_text)
+                               .string("kind", m.kind)
+                               .string("plan", m.plan)
+                               .string("resolved_plan", m.resolved)
+                               .integer("cpu_filters", m.cpu_filters)
+                               .fixed("step_ms", m.step_ms, 4)
+                               .fixed("step_ms_min", m.min_ms, 4)
+                               .fixed("predicted_conv_ms", m.predicted_ms, 6)
+                               .integer("tasks_per_step", m.tasks_per_step)
+                               .integer("steps", m.steps)
+                               .text();
+  std::printf("%s\n", line.c_str());
   std::fflush(stdout);
   std::fprintf(stderr, "%-6s %10.3f %10.3f %12s %7llu  %s\n", m.kind.c_str(), m.step_ms, m.min_ms,
                std::isnan(m.predicted_ms) ? "-" : std::to_string(m.predicted_ms).c_str(),

@@ -77,6 +77,16 @@ def read_rec(path):
     return records
 
 
+# A run under mpirun has workers of the same id on every rank: the key of worker w of rank r is
+# r * RANK_STRIDE + w (StarPU has far fewer workers per process).
+RANK_STRIDE = 10000
+
+
+def worker_key(rank, worker):
+    """rank None or -1: a trace of one process."""
+    return max(0, int(rank or 0)) * RANK_STRIDE + int(worker)
+
+
 def executed_tasks(records):
     """The tasks that ran on a worker: dicts name, worker, node, start, end (ms), kind."""
     tasks = []
@@ -86,7 +96,7 @@ def executed_tasks(records):
         name = r.get("Name", "unknown")
         tasks.append({
             "name": name,
-            "worker": int(r["WorkerId"]),
+            "worker": worker_key(r.get("MPIRank", 0), r["WorkerId"]),
             "node": int(r.get("MemoryNode", -1)),
             "start": float(r["StartTime"]),
             "end": float(r["EndTime"]),
@@ -161,9 +171,10 @@ def read_paje(path):
             kind = defs[parts[0]]
             values = dict(zip(fields[parts[0]], parts[1:]))
             if kind == "PajeCreateContainer":
-                m = re.fullmatch(r".*?w(\d+)", values.get("Alias", ""))
+                # "w3", or "1_w3" for worker 3 of rank 1 in a trace of several ranks
+                m = re.fullmatch(r"(?:(\d+)_)?.*?w(\d+)", values.get("Alias", ""))
                 if values.get("Type") == "W" and m:
-                    workers[int(m.group(1))] = values.get("Name", "")
+                    workers[worker_key(m.group(1), m.group(2))] = values.get("Name", "")
             elif kind in ("PajeSetVariable", "PajeAddVariable", "PajeSubVariable"):
                 series = counts.get(values.get("Type"))
                 if series is None:

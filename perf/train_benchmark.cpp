@@ -1,10 +1,12 @@
-// Training step time of starcnn's networks on random CIFAR-like data, in three configurations:
-//   cpu-only  StarPU started with STARPU_NCUDA=0; every conv's filters on the CPU workers
-//             ("F@cpu": the batch cut into one task per CPU worker)
+// Training step time of starcnn's networks on random CIFAR-like data, in four configurations:
+//   cpu-only  StarPU started with STARPU_NCUDA=0; plan `cpu` (every op on the CPU workers, one
+//             micro-batch per worker)
 //   gpu-only  StarPU started with STARPU_NCPU=1 (the data-loading task has only a CPU
-//             implementation, so one CPU worker stays); every conv on CUDA ("F@cuda"); the other
-//             layers' tasks may run anywhere, so the CPU/CUDA task counts are reported
-//   cpu+gpu   StarPU with every worker it finds; convs split by --plan
+//             implementation, so one CPU worker stays); plan `cuda` (every op on CUDA)
+//   all-cuda  StarPU with every worker it finds, plan `cuda`: the GPU alone however many CPU
+//             workers wait beside it (it should match gpu-only)
+//   cpu+gpu   StarPU with every worker it finds, --plan (default auto: the measured search of
+//             model/train/plan_search.h, whose candidates are reported too)
 // StarPU is started afresh for each measurement (environment set before starpu_init), so one run
 // measures every configuration. After warm-up steps (which also calibrate the history perf models
 // dmda needs), steps run in rounds of --round steps (one Trainer epoch each, so steps pipeline
@@ -21,6 +23,7 @@
 #include "model/nn/parameter_set.h"
 #include "model/runtime/runtime.h"
 #include "model/train/plan_calibration.h"
+#include "model/train/plan_search.h"
 #include "model/train/trainer.h"
 #include "perf/bench_support.h"
 
@@ -45,11 +48,12 @@ namespace starcnn {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-const std::vector<std::string> kConfigs = {"cpu-only", "gpu-only", "cpu+gpu"};
+const std::vector<std::string> kConfigs = {"cpu-only", "gpu-only", "all-cuda", "cpu+gpu"};
 
 struct Options {
-  std::string networks = "lenet,wide", batches = "64,256", configs = "cpu-only,gpu-only,cpu+gpu";
-  std::string plan = "cpu:1", sched;
+  std::string networks = "lenet,wide", batches = "64,256",
+              configs = "cpu-only,gpu-only,all-cuda,cpu+gpu";
+  std::string plan = "auto", sched;
   long steps = 20, warmup = 10, round = 5, seed = 1, micro_batches = 0;
   double max_seconds = 20, lr = 0.01;
 };
@@ -86,7 +90,7 @@ std::vector<std::string> parse_configs(const std::string &text) {
   for (const std::string &c : configs)
     if (std::find(kConfigs.begin(), kConfigs.end(), c) == kConfigs.end())
       throw UsageError("--configs: unknown configuration '" + c +
-                       "' (use cpu-only, gpu-only, cpu+gpu)");
+                       "' (use cpu-only, gpu-only, all-cuda, cpu+gpu)");
   return configs;
 }
 
@@ -146,16 +150,6 @@ Machine probe_machine() {
   return m;
 }
 
-// Every conv's filters on one kind of worker: "conv1=6@cpu;conv2=16@cpu".
-std::string whole_plan(const NetworkSpec &spec, const char *where) {
-  std::string plan;
-  for (const LayerSpec &layer : spec.layers)
-    if (layer.kind == LayerKind::conv)
-      plan +=
-          (plan.empty() ? "" : ";") + layer.name + "=" + std::to_string(layer.out) + "@" + where;
-  return plan.empty() ? "none" : plan;
-}
-
 struct Result {
   std::string scheduler, workers, plan;
   MachineWorkers counts;
@@ -163,8 +157,8 @@ struct Result {
   size_t warmup_steps = 0, timed_steps = 0, rounds = 0;
   uint64_t tasks_per_step = 0;
   double cpu_tasks_per_step = 0, cuda_tasks_per_step = 0;
-  double auto_predicted_ms = -1;  // --plan auto: the chooser's predicted conv time per step
   int micro_batches = 1;
+  std::optional<PlanSearch> search;  // --plan auto
 };
 
 // Runs one warm-up round with StarPU's profiling counters on (they stay off while timing) and
@@ -201,28 +195,30 @@ Result measure(const Options &o, const NetworkSpec &spec, const Dataset &data, s
   r.scheduler = runtime.scheduler();
   r.workers = runtime.describe_workers();
   r.counts = runtime.workers();
-  const int micro = choose_micro_batches(o.micro_batches, runtime.workers(), batch);
-  const MicroBatchShare share = micro_batch_share(runtime.workers(), batch, micro);
-  r.plan = config == "cpu-only"   ? whole_plan(spec, "cpu")
-           : config == "gpu-only" ? whole_plan(spec, "cuda")
-                                  : o.plan;
-  NetworkPlanText plans = parse_network_plan(r.plan);
-  if (uses_auto_plan(spec, plans)) {
-    const AutoPlanning planning = resolve_auto_plans(spec, plans, share.workers, int(share.batch));
-    plans = planning.plans;
-    r.plan = o.plan + " -> " + planning.text;
-    r.auto_predicted_ms = planning.predicted_us / 1000.0;
-  }
-  ParameterSet params(spec, plans, share.workers);
-  params.initialize(uint64_t(o.seed));
   TrainConfig tc;
   tc.batch = batch;
   tc.lr = float(o.lr);
   tc.momentum = 0.9f;
   tc.seed = uint64_t(o.seed);
   tc.log_every = size_t(o.round);  // one loss reading per round, at its end
-  tc.micro_batches = micro;
-  r.micro_batches = micro;
+  r.plan = config == "cpu-only" ? "cpu" : config == "cpu+gpu" ? o.plan : "cuda";
+  NetworkPlanText plans = parse_network_plan(r.plan);
+  if (plans.default_plan == "auto" && plans.overrides.empty()) {
+    r.search = search_plans(spec, data, tc, runtime.workers());
+    for (const std::string &line : describe(*r.search)) std::fprintf(stderr, "%s\n", line.c_str());
+    r.plan = r.search->plan;
+    plans = parse_network_plan(r.plan);
+  }
+  apply_plan(plans, runtime.workers(), o.micro_batches, tc);
+  const MicroBatchShare share = micro_batch_share(runtime.workers(), batch, tc.micro_batches);
+  if (uses_auto_plan(spec, plans)) {
+    const AutoPlanning planning = resolve_auto_plans(spec, plans, share.workers, int(share.batch));
+    plans = planning.plans;
+    r.plan = r.plan + " -> " + planning.text;
+  }
+  ParameterSet params(spec, plans, share.workers);
+  params.initialize(uint64_t(o.seed));
+  r.micro_batches = int(cut_batch(tc, r.counts.cpu).size());
   Trainer trainer(spec, params, data, tc);
   const size_t round = size_t(o.round);
   const std::atomic<bool> no_stop{false};
@@ -252,43 +248,71 @@ Result measure(const Options &o, const NetworkSpec &spec, const Dataset &data, s
   return r;
 }
 
-std::string env_or_null(const char *name) {
-  const char *v = std::getenv(name);
-  return v ? json::quote(v) : "null";
+json::Object common_fields(const std::string &network, size_t batch, const std::string &config,
+                           const Machine &m) {
+  json::Object machine;
+  machine.string("cpu", m.cpu).integer("cores", m.cores);
+  if (m.gpu.empty())
+    machine.null("gpu");
+  else
+    machine.string("gpu", m.gpu);
+  if (m.loadavg.empty())
+    machine.null("loadavg");
+  else
+    machine.number("loadavg", std::strtod(m.loadavg.c_str(), nullptr));
+  return json::Object()
+      .string("engine", "starcnn")
+      .string("network", network)
+      .integer("batch", batch)
+      .string("config", config)
+      .object("machine", machine)
+      .object("openblas",
+              json::Object()
+                  .string_or_null("OPENBLAS_CORETYPE", std::getenv("OPENBLAS_CORETYPE"))
+                  .string_or_null("OPENBLAS_L2_SIZE", std::getenv("OPENBLAS_L2_SIZE"))
+                  .string_or_null("OPENBLAS_NUM_THREADS", std::getenv("OPENBLAS_NUM_THREADS"))
+                  .string("core", blas_kernel_name()));
 }
 
-std::string common_fields(const std::string &network, size_t batch, const std::string &config,
-                          const Machine &m) {
-  std::ostringstream out;
-  out << "{\"engine\": \"starcnn\", \"network\": " << json::quote(network)
-      << ", \"batch\": " << batch << ", \"config\": " << json::quote(config)
-      << ", \"machine\": {\"cpu\": " << json::quote(m.cpu) << ", \"cores\": " << m.cores
-      << ", \"gpu\": " << (m.gpu.empty() ? "null" : json::quote(m.gpu))
-      << ", \"loadavg\": " << (m.loadavg.empty() ? "null" : m.loadavg)
-      << "}, \"openblas\": {\"OPENBLAS_CORETYPE\": " << env_or_null("OPENBLAS_CORETYPE")
-      << ", \"OPENBLAS_L2_SIZE\": " << env_or_null("OPENBLAS_L2_SIZE")
-      << ", \"OPENBLAS_NUM_THREADS\": " << env_or_null("OPENBLAS_NUM_THREADS")
-      << ", \"core\": " << json::quote(blas_kernel_name()) << "}";
-  return out.str();
-}
-
-void print_result(const std::string &common, size_t batch, const Result &r) {
-  std::printf(
-      "%s, \"plan\": %s, \"scheduler\": %s, \"workers\": %s, \"cpu_workers\": %d, "
-      "\"cuda_workers\": %d, \"micro_batches\": %d, \"step_ms\": %.4f, "
-      "\"step_ms_mean\": %.4f, \"step_ms_min\": %.4f, \"images_per_s\": %.1f, "
-      "\"tasks_per_step\": %llu, \"cpu_tasks_per_step\": %.1f, \"cuda_tasks_per_step\": %.1f, "
-      "\"warmup_steps\": %zu, \"steps\": %zu, \"round\": %zu%s}\n",
-      common.c_str(), json::quote(r.plan).c_str(), json::quote(r.scheduler).c_str(),
-      json::quote(r.workers).c_str(), r.counts.cpu, r.counts.cuda, r.micro_batches, r.step_ms,
-      r.mean_ms, r.min_ms, double(batch) * 1000.0 / r.step_ms, (unsigned long long)r.tasks_per_step,
-      r.cpu_tasks_per_step, r.cuda_tasks_per_step, r.warmup_steps, r.timed_steps,
-      r.timed_steps / std::max<size_t>(r.rounds, 1),
-      r.auto_predicted_ms < 0 ? ""
-      : std::isnan(r.auto_predicted_ms)
-          ? ", \"auto_predicted_conv_ms\": null"
-          : (", \"auto_predicted_conv_ms\": " + std::to_string(r.auto_predicted_ms)).c_str());
+void print_line(const json::Object &line) {
+  std::printf("%s\n", line.text().c_str());
   std::fflush(stdout);
+}
+
+void print_result(json::Object line, size_t batch, const Result &r) {
+  line.string("plan", r.plan)
+      .string("scheduler", r.scheduler)
+      .string("workers", r.workers)
+      .integer("cpu_workers", r.counts.cpu)
+      .integer("cuda_workers", r.counts.cuda)
+      .integer("micro_batches", r.micro_batches)
+      .fixed("step_ms", r.step_ms, 4)
+      .fixed("step_ms_mean", r.mean_ms, 4)
+      .fixed("step_ms_min", r.min_ms, 4)
+      .fixed("images_per_s", double(batch) * 1000.0 / r.step_ms, 1)
+      .integer("tasks_per_step", r.tasks_per_step)
+      .fixed("cpu_tasks_per_step", r.cpu_tasks_per_step, 1)
+      .fixed("cuda_tasks_per_step", r.cuda_tasks_per_step, 1)
+      .integer("warmup_steps", r.warmup_steps)
+      .integer("steps", r.timed_steps)
+      .integer("round", r.timed_steps / std::max<size_t>(r.rounds, 1));
+  // Negative: no auto plan; NaN (written as null): the perf models had no prediction.
+  if (r.search && !r.search->candidates.empty()) {
+    // The measured search's candidates (--plan auto).
+    json::Array candidates;
+    for (const PlanCandidate &c : r.search->candidates) {
+      json::Object item;
+      item.string("plan", c.plan);
+      if (c.predicted_ms < 0)
+        item.null("predicted_ms");
+      else
+        item.fixed("predicted_ms", c.predicted_ms, 4);
+      item.number("measured_ms", c.measured_ms);  // null when it could not run
+      candidates.raw(item.text());
+    }
+    line.array("auto_candidates", candidates);
+  }
+  print_line(line);
 }
 
 int run(const Options &o) {
@@ -327,9 +351,9 @@ int run(const Options &o) {
       const size_t batch = size_t(b);
       const Dataset data = random_dataset(specs[i], batch * size_t(o.round), uint64_t(o.seed));
       for (const std::string &config : configs) {
-        const std::string common = common_fields(networks[i], batch, config, machine);
+        const json::Object common = common_fields(networks[i], batch, config, machine);
         if (config != "cpu-only" && machine.cuda_workers == 0) {
-          std::printf("%s, \"skipped\": \"StarPU found no CUDA worker\"}\n", common.c_str());
+          print_line(json::Object(common).string("skipped", "StarPU found no CUDA worker"));
           std::fprintf(stderr, "%-8s %6zu %-9s skipped: no CUDA worker\n", networks[i].c_str(),
                        batch, config.c_str());
           continue;
@@ -357,17 +381,21 @@ int main(int argc, char **argv) {
     ArgParser args(
         "train_benchmark",
         "Times starcnn training steps (median over rounds after warm-up) on random 3x32x32 data\n"
-        "in the configurations cpu-only (STARPU_NCUDA=0, convs on CPU workers), gpu-only\n"
-        "(STARPU_NCPU=1 for the data-loading task, convs on CUDA) and cpu+gpu (every worker,\n"
-        "convs split by --plan). One JSON line per measurement on stdout, a table on stderr.\n"
+        "in the configurations cpu-only (STARPU_NCUDA=0, plan cpu), gpu-only (STARPU_NCPU=1 for\n"
+        "the data-loading task, plan cuda), all-cuda (every worker, plan cuda) and cpu+gpu\n"
+        "(every worker, --plan, default auto). One JSON line per measurement on stdout, a table\n"
+        "on stderr.\n"
         "STARPU_SILENT defaults to 1 here (set STARPU_SILENT=0 to see StarPU's notes).\n"
         "Configurations needing CUDA are reported as skipped without a CUDA worker.");
     args.add("networks", "LIST", "comma-separated networks: lenet, wide or .net files",
              &o.networks);
     args.add("batches", "LIST", "comma-separated batch sizes", &o.batches);
-    args.add("configs", "LIST", "comma-separated: cpu-only, gpu-only, cpu+gpu", &o.configs);
+    args.add("configs", "LIST", "comma-separated: cpu-only, gpu-only, all-cuda, cpu+gpu",
+             &o.configs);
     args.add("plan", "PLAN",
-             "split plan of the cpu+gpu configuration, auto included (see train --help)", &o.plan);
+             "plan of the cpu+gpu configuration (see train --help; default auto, the measured "
+             "search)",
+             &o.plan);
     args.add("sched", "NAME", "StarPU scheduler (default: $STARPU_SCHED, else dmda)", &o.sched);
     args.add("warmup", "N",
              "untimed steps first (whole rounds, at least one; it also counts tasks per worker "

@@ -110,7 +110,7 @@ void prepare_trace_dir(const std::string &dir) {
                      (ec ? ": " + ec.message() : std::string()));
 }
 
-bool finish_trace(const std::string &dir) {
+bool finish_trace(const std::string &dir, int ranks) {
   const std::string tool = find_fxt_tool();
   if (tool.empty()) {
     std::fprintf(stderr,
@@ -121,7 +121,7 @@ bool finish_trace(const std::string &dir) {
   }
   std::vector<std::string> made;
   try {
-    made = convert_fxt_trace(dir, tool);
+    made = convert_fxt_trace(dir, tool, ranks);
   } catch (const std::exception &e) {
     std::fprintf(stderr, "train: trace: %s\n", e.what());
     return false;

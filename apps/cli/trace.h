@@ -22,6 +22,7 @@ void prepare_trace_dir(const std::string &dir);
 // Converts the trace of `dir` and writes the report, printing what it made. Returns false, after
 // printing why, when starpu_fxt_tool is missing or fails; a missing python3 only prints the
 // command that makes the report.
-bool finish_trace(const std::string &dir);
+// `ranks`: the processes of a run under mpirun, whose traces are converted together.
+bool finish_trace(const std::string &dir, int ranks = 1);
 
 }  // namespace starcnn

@@ -29,20 +29,24 @@ void conv2d_backward_data_cpu(const Conv2dShape &s, const float *w, const float 
 namespace {
 
 void conv2d_backward_data_cpu_task(void *buffers[], void *cl_arg) {
-  const Conv2dGradientArgs args = unpack_gradient_args(cl_arg);
+  uint32_t first = 0;
+  const Conv2dGradientArgs args = unpack_gradient_args(cl_arg, &first);
   conv2d_backward_data_cpu(args.shape, vector_data(buffers[0]), vector_data(buffers[1]),
-                           vector_data(buffers[2]), vector_data(buffers[3]), args.accumulates());
+                           vector_data(buffers[2]) + first * args.shape.x_sample(),
+                           vector_data(buffers[3]), args.accumulates());
 }
 
 #ifdef STARCNN_USE_CUDA
 void conv2d_backward_data_cuda_task(void *buffers[], void *cl_arg) {
-  const Conv2dGradientArgs args = unpack_gradient_args(cl_arg);
+  uint32_t first = 0;
+  const Conv2dGradientArgs args = unpack_gradient_args(cl_arg, &first);
   conv2d_backward_data_cuda(args.shape, vector_data(buffers[0]), vector_data(buffers[1]),
-                            vector_data(buffers[2]), args.accumulates());
+                            vector_data(buffers[2]) + first * args.shape.x_sample(),
+                            args.accumulates());
 }
 #endif
 
-starpu_perfmodel conv2d_backward_data_model = history_model("starcnn_conv2d_backward_data");
+starpu_perfmodel conv2d_backward_data_model = shape_history_model("starcnn_conv2d_backward_data");
 
 }  // namespace
 
@@ -53,15 +57,13 @@ starpu_codelet conv2d_backward_data_codelet = make_codelet(
 
 void submit_conv2d_backward_data(starpu_data_handle_t w, starpu_data_handle_t dy,
                                  starpu_data_handle_t dx, const Conv2dShape &shape,
-                                 GradientAccess access, Where where, int priority) {
+                                 GradientAccess access, Where where, int priority,
+                                 uint32_t first_sample) {
   const Conv2dGradientArgs args{shape, access};
-  starpu_data_handle_t col = register_col_scratch(shape);
-  const int ret = starpu_task_insert(&conv2d_backward_data_codelet, STARPU_R, w, STARPU_R, dy,
-                                     gradient_access_mode(access), dx, STARPU_SCRATCH, col,
-                                     STARPU_VALUE, &args, sizeof(args), STARPU_EXECUTE_WHERE,
-                                     where_mask(where), STARPU_PRIORITY, priority, 0);
-  starpu_data_unregister_submit(col);
-  check_submit(ret, "conv2d_backward_data");
+  const ColScratch col(shape);
+  insert_task(conv2d_backward_data_codelet, "conv2d_backward_data", where, priority, STARPU_R, w,
+              STARPU_R, dy, gradient_access_mode(access), dx, STARPU_SCRATCH, col.handle(),
+              STARPU_VALUE, &args, sizeof(args), STARPU_VALUE, &first_sample, sizeof(first_sample));
 }
 
 }  // namespace starcnn

@@ -7,7 +7,7 @@ namespace starcnn {
 void conv2d_backward_data_cuda(const Conv2dShape &shape, const float *w, const float *dy, float *dx,
                                bool accumulate) {
   CudnnWorkerContext &cudnn = this_worker_cudnn();
-  const CudnnConv2dPlan &plan = this_worker_conv2d_plan(shape);
+  const CudnnConv2dDescriptors &plan = this_worker_conv2d_descriptors(shape);
   const float one = 1.0f, beta = accumulate ? 1.0f : 0.0f;
   check_cudnn(cudnnSetConvolutionMathType(plan.conv, plan.backward_data_math),
               "set backward data math");

@@ -44,21 +44,25 @@ void conv2d_backward_filter_cpu(const Conv2dShape &s, const float *x, const floa
 namespace {
 
 void conv2d_backward_filter_cpu_task(void *buffers[], void *cl_arg) {
-  const Conv2dGradientArgs args = unpack_gradient_args(cl_arg);
-  conv2d_backward_filter_cpu(args.shape, vector_data(buffers[0]), vector_data(buffers[1]),
-                             vector_data(buffers[2]), vector_data(buffers[3]),
-                             vector_data(buffers[4]), args.accumulates());
+  uint32_t first = 0;
+  const Conv2dGradientArgs args = unpack_gradient_args(cl_arg, &first);
+  conv2d_backward_filter_cpu(args.shape, vector_data(buffers[0]) + first * args.shape.x_sample(),
+                             vector_data(buffers[1]), vector_data(buffers[2]),
+                             vector_data(buffers[3]), vector_data(buffers[4]), args.accumulates());
 }
 
 #ifdef STARCNN_USE_CUDA
 void conv2d_backward_filter_cuda_task(void *buffers[], void *cl_arg) {
-  const Conv2dGradientArgs args = unpack_gradient_args(cl_arg);
-  conv2d_backward_filter_cuda(args.shape, vector_data(buffers[0]), vector_data(buffers[1]),
-                              vector_data(buffers[2]), vector_data(buffers[3]), args.accumulates());
+  uint32_t first = 0;
+  const Conv2dGradientArgs args = unpack_gradient_args(cl_arg, &first);
+  conv2d_backward_filter_cuda(args.shape, vector_data(buffers[0]) + first * args.shape.x_sample(),
+                              vector_data(buffers[1]), vector_data(buffers[2]),
+                              vector_data(buffers[3]), args.accumulates());
 }
 #endif
 
-starpu_perfmodel conv2d_backward_filter_model = history_model("starcnn_conv2d_backward_filter");
+starpu_perfmodel conv2d_backward_filter_model =
+    shape_history_model("starcnn_conv2d_backward_filter");
 
 }  // namespace
 
@@ -70,16 +74,13 @@ starpu_codelet conv2d_backward_filter_codelet = make_codelet(
 void submit_conv2d_backward_filter(starpu_data_handle_t x, starpu_data_handle_t dy,
                                    starpu_data_handle_t dw, starpu_data_handle_t db,
                                    const Conv2dShape &shape, GradientAccess access, Where where,
-                                   int priority) {
+                                   int priority, uint32_t first_sample) {
   const Conv2dGradientArgs args{shape, access};
   const starpu_data_access_mode mode = gradient_access_mode(access);
-  starpu_data_handle_t col = register_col_scratch(shape);
-  const int ret =
-      starpu_task_insert(&conv2d_backward_filter_codelet, STARPU_R, x, STARPU_R, dy, mode, dw, mode,
-                         db, STARPU_SCRATCH, col, STARPU_VALUE, &args, sizeof(args),
-                         STARPU_EXECUTE_WHERE, where_mask(where), STARPU_PRIORITY, priority, 0);
-  starpu_data_unregister_submit(col);
-  check_submit(ret, "conv2d_backward_filter");
+  const ColScratch col(shape);
+  insert_task(conv2d_backward_filter_codelet, "conv2d_backward_filter", where, priority, STARPU_R,
+              x, STARPU_R, dy, mode, dw, mode, db, STARPU_SCRATCH, col.handle(), STARPU_VALUE,
+              &args, sizeof(args), STARPU_VALUE, &first_sample, sizeof(first_sample));
 }
 
 }  // namespace starcnn

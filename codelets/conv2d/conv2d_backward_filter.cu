@@ -7,7 +7,7 @@ namespace starcnn {
 void conv2d_backward_filter_cuda(const Conv2dShape &shape, const float *x, const float *dy,
                                  float *dw, float *db, bool accumulate) {
   CudnnWorkerContext &cudnn = this_worker_cudnn();
-  const CudnnConv2dPlan &plan = this_worker_conv2d_plan(shape);
+  const CudnnConv2dDescriptors &plan = this_worker_conv2d_descriptors(shape);
   // beta = 0 overwrites without reading the old value; beta = 1 adds into it.
   const float one = 1.0f, beta = accumulate ? 1.0f : 0.0f;
   check_cudnn(cudnnSetConvolutionMathType(plan.conv, plan.backward_filter_math),

@@ -22,10 +22,14 @@ extern starpu_codelet conv2d_backward_filter_codelet;
 
 // With GradientAccess::accumulate, dw and db need set_sum_reduction() (codelets/accumulate.h), and
 // the sum includes their previous value unless they were zeroed or invalidated first.
+// A sample block: x holds a larger batch, the task works on samples [first_sample, first_sample +
+// shape.n) of it and dy holds just those; the blocks' shares of dw and db are summed with
+// GradientAccess::accumulate.
 void submit_conv2d_backward_filter(starpu_data_handle_t x, starpu_data_handle_t dy,
                                    starpu_data_handle_t dw, starpu_data_handle_t db,
                                    const Conv2dShape &shape,
                                    GradientAccess access = GradientAccess::overwrite,
-                                   Where where = Where::any, int priority = 0);
+                                   Where where = Where::any, int priority = 0,
+                                   uint32_t first_sample = 0);
 
 }  // namespace starcnn

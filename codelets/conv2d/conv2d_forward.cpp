@@ -27,21 +27,24 @@ namespace {
 
 void conv2d_forward_cpu_task(void *buffers[], void *cl_arg) {
   Conv2dShape shape;
-  starpu_codelet_unpack_args(cl_arg, &shape);
-  conv2d_forward_cpu(shape, vector_data(buffers[0]), vector_data(buffers[1]),
-                     vector_data(buffers[2]), vector_data(buffers[3]), vector_data(buffers[4]));
+  uint32_t first = 0;
+  starpu_codelet_unpack_args(cl_arg, &shape, &first);
+  conv2d_forward_cpu(shape, vector_data(buffers[0]) + first * shape.x_sample(),
+                     vector_data(buffers[1]), vector_data(buffers[2]), vector_data(buffers[3]),
+                     vector_data(buffers[4]));
 }
 
 #ifdef STARCNN_USE_CUDA
 void conv2d_forward_cuda_task(void *buffers[], void *cl_arg) {
   Conv2dShape shape;
-  starpu_codelet_unpack_args(cl_arg, &shape);
-  conv2d_forward_cuda(shape, vector_data(buffers[0]), vector_data(buffers[1]),
-                      vector_data(buffers[2]), vector_data(buffers[3]));
+  uint32_t first = 0;
+  starpu_codelet_unpack_args(cl_arg, &shape, &first);
+  conv2d_forward_cuda(shape, vector_data(buffers[0]) + first * shape.x_sample(),
+                      vector_data(buffers[1]), vector_data(buffers[2]), vector_data(buffers[3]));
 }
 #endif
 
-starpu_perfmodel conv2d_forward_model = history_model("starcnn_conv2d_forward");
+starpu_perfmodel conv2d_forward_model = shape_history_model("starcnn_conv2d_forward");
 
 }  // namespace
 
@@ -51,14 +54,11 @@ starpu_codelet conv2d_forward_codelet = make_codelet(
 
 void submit_conv2d_forward(starpu_data_handle_t x, starpu_data_handle_t w, starpu_data_handle_t b,
                            starpu_data_handle_t y, const Conv2dShape &shape, Where where,
-                           int priority) {
-  starpu_data_handle_t col = register_col_scratch(shape);
-  const int ret =
-      starpu_task_insert(&conv2d_forward_codelet, STARPU_R, x, STARPU_R, w, STARPU_R, b, STARPU_W,
-                         y, STARPU_SCRATCH, col, STARPU_VALUE, &shape, sizeof(shape),
-                         STARPU_EXECUTE_WHERE, where_mask(where), STARPU_PRIORITY, priority, 0);
-  starpu_data_unregister_submit(col);
-  check_submit(ret, "conv2d_forward");
+                           int priority, uint32_t first_sample) {
+  const ColScratch col(shape);
+  insert_task(conv2d_forward_codelet, "conv2d_forward", where, priority, STARPU_R, x, STARPU_R, w,
+              STARPU_R, b, STARPU_W, y, STARPU_SCRATCH, col.handle(), STARPU_VALUE, &shape,
+              sizeof(shape), STARPU_VALUE, &first_sample, sizeof(first_sample));
 }
 
 }  // namespace starcnn

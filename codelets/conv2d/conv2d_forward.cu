@@ -7,7 +7,7 @@ namespace starcnn {
 void conv2d_forward_cuda(const Conv2dShape &shape, const float *x, const float *w, const float *b,
                          float *y) {
   CudnnWorkerContext &cudnn = this_worker_cudnn();
-  const CudnnConv2dPlan &plan = this_worker_conv2d_plan(shape);
+  const CudnnConv2dDescriptors &plan = this_worker_conv2d_descriptors(shape);
   const float one = 1.0f, zero = 0.0f;
   check_cudnn(cudnnSetConvolutionMathType(plan.conv, plan.forward_math), "set forward math");
   check_cudnn(cudnnConvolutionForward(cudnn.handle, &one, plan.x, x, plan.w, w, plan.conv,

@@ -22,6 +22,7 @@ struct Conv2dShape {
   uint32_t out_h() const { return (h + 2 * pad - k) / stride + 1; }
   uint32_t out_w() const { return (w + 2 * pad - k) / stride + 1; }
   // Elements of X [n, c_in, h, w], W [c_out, c_in, k, k], b [c_out], Y [n, c_out, out_h, out_w].
+  size_t x_sample() const { return size_t(c_in) * h * w; }  // floats of one input sample
   size_t x_count() const { return size_t(n) * c_in * h * w; }
   size_t w_count() const { return size_t(c_out) * c_in * k * k; }
   size_t b_count() const { return c_out; }

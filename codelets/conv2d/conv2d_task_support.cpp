@@ -4,14 +4,12 @@
 
 namespace starcnn {
 
-starpu_data_handle_t register_col_scratch(const Conv2dShape &shape) {
+ColScratch::ColScratch(const Conv2dShape &shape) {
   // Pointwise shapes read X directly: a one-element placeholder keeps the buffer list fixed.
   const size_t count = shape.pointwise() ? 1 : shape.col_rows() * shape.col_cols();
   if (!shape.valid() || count > UINT32_MAX) throw std::invalid_argument("bad conv2d shape");
-  starpu_data_handle_t scratch;
   // Home node -1: StarPU allocates it on whichever worker runs the task, and never copies it.
-  starpu_vector_data_register(&scratch, -1, 0, static_cast<uint32_t>(count), sizeof(float));
-  return scratch;
+  starpu_vector_data_register(&handle_, -1, 0, static_cast<uint32_t>(count), sizeof(float));
 }
 
 }  // namespace starcnn

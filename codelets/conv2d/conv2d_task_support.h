@@ -9,9 +9,20 @@
 namespace starcnn {
 
 // A STARPU_SCRATCH vector for one sample's im2col matrix (shape.col_rows() x shape.col_cols(),
-// a single float for pointwise shapes, which need none).
-// Pass it to the task, then hand it back with starpu_data_unregister_submit.
-starpu_data_handle_t register_col_scratch(const Conv2dShape &shape);
+// a single float for pointwise shapes, which need none). Pass handle() to the task; it is handed
+// back (starpu_data_unregister_submit) when this goes out of scope, the task submitted or not.
+class ColScratch {
+ public:
+  explicit ColScratch(const Conv2dShape &shape);
+  ~ColScratch() { starpu_data_unregister_submit(handle_); }
+  ColScratch(const ColScratch &) = delete;
+  ColScratch &operator=(const ColScratch &) = delete;
+
+  starpu_data_handle_t handle() const { return handle_; }
+
+ private:
+  starpu_data_handle_t handle_ = nullptr;
+};
 
 // The argument of the gradient tasks: the shape and whether to add into the output.
 struct Conv2dGradientArgs {
@@ -21,10 +32,11 @@ struct Conv2dGradientArgs {
   bool accumulates() const { return access == GradientAccess::accumulate; }
 };
 
-// The arguments a gradient task was submitted with.
-inline Conv2dGradientArgs unpack_gradient_args(void *cl_arg) {
+// The arguments a gradient task was submitted with; *first_sample: the first sample of X (dX)
+// that the task's block starts at.
+inline Conv2dGradientArgs unpack_gradient_args(void *cl_arg, uint32_t *first_sample) {
   Conv2dGradientArgs args;
-  starpu_codelet_unpack_args(cl_arg, &args);
+  starpu_codelet_unpack_args(cl_arg, &args, first_sample);
   return args;
 }
 

@@ -32,44 +32,44 @@ void create_context(void *) {
   contexts[starpu_worker_get_id_check()] = std::move(context);
 }
 
-void destroy_plan(CudnnConv2dPlan &plan) {
-  check_cudnn(cudnnDestroyTensorDescriptor(plan.x), "destroy x descriptor");
-  check_cudnn(cudnnDestroyTensorDescriptor(plan.y), "destroy y descriptor");
-  check_cudnn(cudnnDestroyTensorDescriptor(plan.bias), "destroy bias descriptor");
-  check_cudnn(cudnnDestroyFilterDescriptor(plan.w), "destroy filter descriptor");
-  check_cudnn(cudnnDestroyConvolutionDescriptor(plan.conv), "destroy convolution descriptor");
+void destroy_descriptors(CudnnConv2dDescriptors &desc) {
+  check_cudnn(cudnnDestroyTensorDescriptor(desc.x), "destroy x descriptor");
+  check_cudnn(cudnnDestroyTensorDescriptor(desc.y), "destroy y descriptor");
+  check_cudnn(cudnnDestroyTensorDescriptor(desc.bias), "destroy bias descriptor");
+  check_cudnn(cudnnDestroyFilterDescriptor(desc.w), "destroy filter descriptor");
+  check_cudnn(cudnnDestroyConvolutionDescriptor(desc.conv), "destroy convolution descriptor");
 }
 
 void destroy_context(void *) {
   std::unique_ptr<CudnnWorkerContext> &context = contexts[starpu_worker_get_id_check()];
   if (!context) return;
   cudaStreamSynchronize(starpu_cuda_get_local_stream());
-  for (auto &entry : context->conv2d_plans) destroy_plan(entry.second);
+  for (auto &entry : context->conv2d_descriptors) destroy_descriptors(entry.second);
   if (context->workspace) cudaFree(context->workspace);
   check_cudnn(cudnnDestroy(context->handle), "cudnnDestroy");
   context.reset();
 }
 
-void make_descriptors(const Conv2dShape &s, CudnnConv2dPlan &plan) {
+void make_descriptors(const Conv2dShape &s, CudnnConv2dDescriptors &desc) {
   const int n = int(s.n), c = int(s.c_in), f = int(s.c_out), k = int(s.k);
-  check_cudnn(cudnnCreateTensorDescriptor(&plan.x), "create x descriptor");
-  check_cudnn(cudnnCreateTensorDescriptor(&plan.y), "create y descriptor");
-  check_cudnn(cudnnCreateTensorDescriptor(&plan.bias), "create bias descriptor");
-  check_cudnn(cudnnCreateFilterDescriptor(&plan.w), "create filter descriptor");
-  check_cudnn(cudnnCreateConvolutionDescriptor(&plan.conv), "create convolution descriptor");
-  check_cudnn(cudnnSetTensor4dDescriptor(plan.x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, c,
+  check_cudnn(cudnnCreateTensorDescriptor(&desc.x), "create x descriptor");
+  check_cudnn(cudnnCreateTensorDescriptor(&desc.y), "create y descriptor");
+  check_cudnn(cudnnCreateTensorDescriptor(&desc.bias), "create bias descriptor");
+  check_cudnn(cudnnCreateFilterDescriptor(&desc.w), "create filter descriptor");
+  check_cudnn(cudnnCreateConvolutionDescriptor(&desc.conv), "create convolution descriptor");
+  check_cudnn(cudnnSetTensor4dDescriptor(desc.x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, c,
                                          int(s.h), int(s.w)),
               "set x descriptor");
-  check_cudnn(cudnnSetTensor4dDescriptor(plan.y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, f,
+  check_cudnn(cudnnSetTensor4dDescriptor(desc.y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, f,
                                          int(s.out_h()), int(s.out_w())),
               "set y descriptor");
   check_cudnn(
-      cudnnSetTensor4dDescriptor(plan.bias, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, f, 1, 1),
+      cudnnSetTensor4dDescriptor(desc.bias, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, f, 1, 1),
       "set bias descriptor");
-  check_cudnn(cudnnSetFilter4dDescriptor(plan.w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, f, c, k, k),
+  check_cudnn(cudnnSetFilter4dDescriptor(desc.w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, f, c, k, k),
               "set filter descriptor");
   // Cross-correlation, as every CNN framework (and the CPU kernels) compute it.
-  check_cudnn(cudnnSetConvolution2dDescriptor(plan.conv, int(s.pad), int(s.pad), int(s.stride),
+  check_cudnn(cudnnSetConvolution2dDescriptor(desc.conv, int(s.pad), int(s.pad), int(s.stride),
                                               int(s.stride), 1, 1, CUDNN_CROSS_CORRELATION,
                                               CUDNN_DATA_FLOAT),
               "set convolution descriptor");
@@ -94,32 +94,32 @@ void pick(const Perf *perf, int count, const char *op, Algo &algo, cudnnMathType
   STARPU_ABORT();
 }
 
-void choose_algorithms(cudnnHandle_t handle, CudnnConv2dPlan &plan, size_t &workspace) {
+void choose_algorithms(cudnnHandle_t handle, CudnnConv2dDescriptors &desc, size_t &workspace) {
   constexpr int kMax = 16;
   int count = 0;
   size_t bytes = 0;
   // Heuristics answer for the math type set on the descriptor.
   check_cudnn(cudnnSetConvolutionMathType(
-                  plan.conv, allow_tensor_math() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH),
+                  desc.conv, allow_tensor_math() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH),
               "set math type");
   cudnnConvolutionFwdAlgoPerf_t fwd[kMax];
-  check_cudnn(cudnnGetConvolutionForwardAlgorithm_v7(handle, plan.x, plan.w, plan.conv, plan.y,
+  check_cudnn(cudnnGetConvolutionForwardAlgorithm_v7(handle, desc.x, desc.w, desc.conv, desc.y,
                                                      kMax, &count, fwd),
               "forward heuristics");
-  pick(fwd, count, "forward", plan.forward_algo, plan.forward_math, bytes);
+  pick(fwd, count, "forward", desc.forward_algo, desc.forward_math, bytes);
   workspace = bytes;
   cudnnConvolutionBwdFilterAlgoPerf_t bwd_filter[kMax];
-  check_cudnn(cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle, plan.x, plan.y, plan.conv,
-                                                            plan.w, kMax, &count, bwd_filter),
+  check_cudnn(cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle, desc.x, desc.y, desc.conv,
+                                                            desc.w, kMax, &count, bwd_filter),
               "backward filter heuristics");
-  pick(bwd_filter, count, "backward filter", plan.backward_filter_algo, plan.backward_filter_math,
+  pick(bwd_filter, count, "backward filter", desc.backward_filter_algo, desc.backward_filter_math,
        bytes);
   workspace = std::max(workspace, bytes);
   cudnnConvolutionBwdDataAlgoPerf_t bwd_data[kMax];
-  check_cudnn(cudnnGetConvolutionBackwardDataAlgorithm_v7(handle, plan.w, plan.y, plan.conv, plan.x,
+  check_cudnn(cudnnGetConvolutionBackwardDataAlgorithm_v7(handle, desc.w, desc.y, desc.conv, desc.x,
                                                           kMax, &count, bwd_data),
               "backward data heuristics");
-  pick(bwd_data, count, "backward data", plan.backward_data_algo, plan.backward_data_math, bytes);
+  pick(bwd_data, count, "backward data", desc.backward_data_algo, desc.backward_data_math, bytes);
   workspace = std::max(workspace, bytes);
 }
 
@@ -156,13 +156,13 @@ void stop_cudnn_contexts() {
 
 void prepare_conv2d_on_this_worker(const Conv2dShape &shape) {
   CudnnWorkerContext &context = this_worker_cudnn();
-  if (context.conv2d_plans.count(shape)) return;
-  CudnnConv2dPlan plan;
-  make_descriptors(shape, plan);
+  if (context.conv2d_descriptors.count(shape)) return;
+  CudnnConv2dDescriptors desc;
+  make_descriptors(shape, desc);
   size_t workspace = 0;
-  choose_algorithms(context.handle, plan, workspace);
+  choose_algorithms(context.handle, desc, workspace);
   grow_workspace(context, workspace);
-  context.conv2d_plans.emplace(shape, plan);
+  context.conv2d_descriptors.emplace(shape, desc);
 }
 
 CudnnWorkerContext &this_worker_cudnn() {
@@ -172,14 +172,15 @@ CudnnWorkerContext &this_worker_cudnn() {
   return *contexts[id];
 }
 
-const CudnnConv2dPlan &this_worker_conv2d_plan(const Conv2dShape &s) {
+const CudnnConv2dDescriptors &this_worker_conv2d_descriptors(const Conv2dShape &s) {
   CudnnWorkerContext &context = this_worker_cudnn();
-  const auto found = context.conv2d_plans.find(s);
-  if (found == context.conv2d_plans.end()) {
-    std::fprintf(stderr,
-                 "starcnn: no cuDNN plan for conv2d n=%u c_in=%u h=%u w=%u c_out=%u k=%u stride=%u "
-                 "pad=%u: call prepare_conv2d(shape) before submitting\n",
-                 s.n, s.c_in, s.h, s.w, s.c_out, s.k, s.stride, s.pad);
+  const auto found = context.conv2d_descriptors.find(s);
+  if (found == context.conv2d_descriptors.end()) {
+    std::fprintf(
+        stderr,
+        "starcnn: no cuDNN descriptors for conv2d n=%u c_in=%u h=%u w=%u c_out=%u k=%u stride=%u "
+        "pad=%u: call prepare_conv2d(shape) before submitting\n",
+        s.n, s.c_in, s.h, s.w, s.c_out, s.k, s.stride, s.pad);
     STARPU_ABORT();
   }
   return found->second;

@@ -12,7 +12,7 @@
 namespace starcnn {
 
 // The descriptors and algorithms of one shape on one worker (only that worker touches them).
-struct CudnnConv2dPlan {
+struct CudnnConv2dDescriptors {
   cudnnTensorDescriptor_t x = nullptr, y = nullptr, bias = nullptr;
   cudnnFilterDescriptor_t w = nullptr;
   cudnnConvolutionDescriptor_t conv = nullptr;
@@ -26,20 +26,21 @@ struct CudnnWorkerContext {
   cudnnHandle_t handle = nullptr;
   void *workspace = nullptr;
   size_t workspace_size = 0;
-  std::map<Conv2dShape, CudnnConv2dPlan> conv2d_plans;
+  std::map<Conv2dShape, CudnnConv2dDescriptors> conv2d_descriptors;
 };
 
 // Creates (destroys) the context of every CUDA worker; called by start/stop_codelet_resources.
 void start_cudnn_contexts();
 void stop_cudnn_contexts();
 
-// Builds the calling CUDA worker's plan for `shape` (if new) and grows its workspace to fit.
+// Builds the calling CUDA worker's descriptors and algorithms for `shape` (if new) and grows its
+// workspace to fit.
 void prepare_conv2d_on_this_worker(const Conv2dShape &shape);
 
-// The calling CUDA worker's context and its plan for `shape`; a missing plan aborts with a message
-// naming the shape (prepare_conv2d was not called for it).
+// The calling CUDA worker's context and its descriptors for `shape`; missing ones abort with a
+// message naming the shape (prepare_conv2d was not called for it).
 CudnnWorkerContext &this_worker_cudnn();
-const CudnnConv2dPlan &this_worker_conv2d_plan(const Conv2dShape &shape);
+const CudnnConv2dDescriptors &this_worker_conv2d_descriptors(const Conv2dShape &shape);
 
 // Aborts through StarPU with `what` when a cuDNN call failed.
 void check_cudnn(cudnnStatus_t status, const char *what);

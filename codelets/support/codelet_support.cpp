@@ -39,6 +39,19 @@ uint32_t args_and_sizes_footprint(starpu_task *task) {
   return hash;
 }
 
+// The first packed value: StarPU packs an int count, then each value's size_t size and bytes.
+uint32_t first_arg_footprint(starpu_task *task) {
+  const char *bytes = static_cast<const char *>(task->cl_arg);
+  int nargs = 0;
+  size_t size = 0;
+  const size_t header = sizeof(nargs) + sizeof(size);
+  if (!bytes || task->cl_arg_size < header) return 0;
+  std::memcpy(&nargs, bytes, sizeof(nargs));
+  std::memcpy(&size, bytes + sizeof(nargs), sizeof(size));
+  if (nargs < 1 || size > task->cl_arg_size - header) return 0;
+  return starpu_hash_crc32c_be_n(bytes + header, size, 0);
+}
+
 starpu_perfmodel make_model(const char *symbol) {
   starpu_perfmodel model;
   std::memset(&model, 0, sizeof(model));
@@ -52,6 +65,12 @@ starpu_perfmodel make_model(const char *symbol) {
 starpu_perfmodel history_model(const char *symbol) {
   starpu_perfmodel model = make_model(symbol);
   model.footprint = args_and_sizes_footprint;
+  return model;
+}
+
+starpu_perfmodel shape_history_model(const char *symbol) {
+  starpu_perfmodel model = make_model(symbol);
+  model.footprint = first_arg_footprint;
   return model;
 }
 

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <tuple>
 
 // A CUDA implementation where starcnn was built with CUDA, none elsewhere.
 #ifdef STARCNN_USE_CUDA
@@ -27,6 +28,11 @@ enum class Where : uint32_t {
 // (the shapes) together with every buffer's size, so each shape and part size gets its own entry.
 starpu_perfmodel history_model(const char *symbol);
 
+// A history-based model whose footprint hashes only the task's first packed argument (the shape):
+// for ops whose tasks may read a block of samples of a larger tensor (the conv2d codelets), so
+// that the block's entry is the same whatever tensor it is cut from.
+starpu_perfmodel shape_history_model(const char *symbol);
+
 // A history-based model with StarPU's default footprint (buffer sizes only), for ops whose
 // arguments hold hyper-parameters rather than shapes.
 starpu_perfmodel size_history_model(const char *symbol);
@@ -36,6 +42,11 @@ starpu_perfmodel size_history_model(const char *symbol);
 starpu_codelet make_codelet(const char *name, starpu_cpu_func_t cpu, starpu_cuda_func_t cuda,
                             starpu_perfmodel *model,
                             std::initializer_list<starpu_data_access_mode> modes);
+
+// "cpu", "cuda" or "any".
+inline const char *where_name(Where where) {
+  return where == Where::cpu ? "cpu" : where == Where::cuda ? "cuda" : "any";
+}
 
 // The STARPU_EXECUTE_WHERE argument of starpu_task_insert for `where`.
 inline unsigned long long where_mask(Where where) {
@@ -49,12 +60,53 @@ uint64_t submitted_task_count();
 // of the allowed kinds can run it.
 void check_submit(int ret, const char *op);
 
+// True when a TaskLog (task_log.h) records tasks instead of submitting them.
+bool log_instead_of_submitting(const char *op, Where where);
+
+// Submits one task of `codelet`: `args` are starpu_task_insert's (access modes and handles,
+// STARPU_VALUE triples, ...); this adds the worker kinds `where`, the priority and the closing 0,
+// and throws (check_submit) naming `op` when StarPU refuses the task.
+template <typename... Args>
+void insert_task(starpu_codelet &codelet, const char *op, Where where, int priority, Args... args) {
+  if (log_instead_of_submitting(op, where)) return;
+  const int ret = starpu_task_insert(&codelet, args..., STARPU_EXECUTE_WHERE, where_mask(where),
+                                     STARPU_PRIORITY, priority, 0);
+  check_submit(ret, op);
+}
+
+// A codelet's task functions from its kernels: `gather(buffers, cl_arg)` returns the kernel's
+// arguments as a tuple; the CPU task passes them to `kernel`, the CUDA task passes them and then
+// the worker's stream (the CUDA launchers' last parameter).
+template <auto kernel, auto gather>
+void cpu_task(void *buffers[], void *cl_arg) {
+  std::apply(kernel, gather(buffers, cl_arg));
+}
+#ifdef STARCNN_USE_CUDA
+template <auto kernel, auto gather>
+void cuda_task(void *buffers[], void *cl_arg) {
+  std::apply(kernel, std::tuple_cat(gather(buffers, cl_arg),
+                                    std::make_tuple(starpu_cuda_get_local_stream())));
+}
+#endif
+
+// The codelet of a CPU kernel and its CUDA twin whose tasks take their arguments from `gather`
+// (cpu_task, cuda_task); the remaining arguments are make_codelet's: perf model, then modes.
+#define STARCNN_KERNEL_CODELET(name, cpu_kernel, cuda_kernel, gather, ...)                \
+  ::starcnn::make_codelet(name, ::starcnn::cpu_task<cpu_kernel, gather>,                  \
+                          STARCNN_CUDA_FUNC((::starcnn::cuda_task<cuda_kernel, gather>)), \
+                          __VA_ARGS__)
+
 // Elements in a vector handle's local buffer.
 inline size_t vector_length(void *buffer) {
   return STARPU_VECTOR_GET_NX(buffer);
 }
 inline float *vector_data(void *buffer) {
   return reinterpret_cast<float *>(STARPU_VECTOR_GET_PTR(buffer));
+}
+// The int32 elements of a vector handle's local buffer (argmax indices, labels).
+inline int32_t *int32_vector_data(void *buffer) {
+  STARPU_ASSERT(STARPU_VECTOR_GET_ELEMSIZE(buffer) == sizeof(int32_t));
+  return reinterpret_cast<int32_t *>(STARPU_VECTOR_GET_PTR(buffer));
 }
 
 }  // namespace starcnn

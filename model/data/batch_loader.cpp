@@ -16,7 +16,7 @@ void load_batch_cpu(void *buffers[], void *cl_arg) {
   LoadArgs args;
   starpu_codelet_unpack_args(cl_arg, &args);
   args.batcher->fill(args.batch, args.first, vector_length(buffers[1]), vector_data(buffers[0]),
-                     reinterpret_cast<int32_t *>(STARPU_VECTOR_GET_PTR(buffers[1])));
+                     int32_vector_data(buffers[1]));
 }
 
 starpu_perfmodel load_batch_model = size_history_model("starcnn_load_batch");
@@ -26,17 +26,15 @@ starpu_codelet load_batch_codelet =
 }  // namespace
 
 void submit_load_batch(const Batcher &batcher, size_t b, const Tensor &images, const Tensor &labels,
-                       size_t first) {
+                       size_t first, Where where, int priority) {
   if (labels.size() == 0 || first + labels.size() > batcher.batch_size(b))
     throw std::invalid_argument("batch " + std::to_string(b) + " has " +
                                 std::to_string(batcher.batch_size(b)) + " samples, the tensors " +
                                 std::to_string(labels.size()) + " from sample " +
                                 std::to_string(first));
   const LoadArgs args{&batcher, b, first};
-  const int ret = starpu_task_insert(&load_batch_codelet, STARPU_VALUE, &args, sizeof(args),
-                                     STARPU_W, images.handle(), STARPU_W, labels.handle(),
-                                     STARPU_PRIORITY, STARPU_MAX_PRIO, 0);
-  check_submit(ret, "load_batch");
+  insert_task(load_batch_codelet, "load_batch", where, priority, STARPU_VALUE, &args, sizeof(args),
+              STARPU_W, images.handle(), STARPU_W, labels.handle());
 }
 
 }  // namespace starcnn

@@ -1,6 +1,6 @@
 #include "model/data/cifar10_reader.h"
 
-#include "model/data/binary_file.h"
+#include "model/io/regular_file.h"
 
 #include <algorithm>
 #include <string>
@@ -8,7 +8,8 @@
 namespace starcnn {
 
 Cifar10Images read_cifar10_file(const std::string &path) {
-  const std::vector<uint8_t> bytes = read_binary_file(path);
+  // A CIFAR-10 batch file is 30,730,000 bytes; allow a few times more.
+  const std::string bytes = read_regular_file(path, uint64_t(1) << 30, "a CIFAR-10 batch file");
   if (bytes.empty()) throw_file_error(path, "empty, expected CIFAR-10 records");
   if (bytes.size() % kCifar10RecordSize != 0)
     throw_file_error(path, "truncated: " + std::to_string(bytes.size()) +
@@ -20,7 +21,7 @@ Cifar10Images read_cifar10_file(const std::string &path) {
   images.labels.resize(images.count);
   images.pixels.resize(images.count * pixels_per_image);
   for (size_t i = 0; i < images.count; ++i) {
-    const uint8_t *record = bytes.data() + i * kCifar10RecordSize;
+    const auto *record = reinterpret_cast<const uint8_t *>(bytes.data()) + i * kCifar10RecordSize;
     if (record[0] > 9)
       throw_file_error(path, "corrupt: record " + std::to_string(i) + " has label " +
                                  std::to_string(record[0]) + ", outside 0..9");

@@ -1,8 +1,8 @@
 #include "model/data/dataset.h"
 
-#include "model/data/binary_file.h"
 #include "model/data/cifar10_reader.h"
 #include "model/data/idx_reader.h"
+#include "model/io/regular_file.h"
 
 #include <algorithm>
 #include <array>
@@ -41,6 +41,8 @@ Dataset load_idx_set(const std::string &name, Subset subset, const Preprocess &p
   const std::string labels_path = prefix + "-labels-idx1-ubyte";
   const std::string images_path = prefix + "-images-idx3-ubyte";
   const IdxImages images = read_idx_images(images_path);
+  if (images.count == 0)
+    throw_file_error(images_path, "holds no images: a data set needs at least one sample");
   const std::vector<uint8_t> labels = read_idx_labels(labels_path);
   if (labels.size() != images.count)
     throw_file_error(labels_path, std::to_string(labels.size()) + " labels for " +

@@ -2,6 +2,7 @@
 
 #include "model/io/json.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace starcnn {
@@ -72,13 +73,16 @@ void check_tensors(const std::vector<NamedTensor> &have, const std::vector<Param
 }  // namespace
 
 std::string preprocess_to_json(const Preprocess &preprocess) {
-  auto array = [](const std::vector<float> &v) {
-    std::string s = "[";
-    for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + json::format_float(v[i]);
-    return s + "]";
+  auto array = [](const std::vector<float> &values) {
+    json::Array out;
+    for (float x : values) out.raw(json::format_float(x));
+    return out;
   };
-  return "{\"pad\": " + std::to_string(preprocess.pad) + ", \"mean\": " + array(preprocess.mean) +
-         ", \"std\": " + array(preprocess.stddev) + "}";
+  return json::Object()
+      .integer("pad", preprocess.pad)
+      .array("mean", array(preprocess.mean))
+      .array("std", array(preprocess.stddev))
+      .text();
 }
 
 Preprocess preprocess_from_json(const std::string &text, const std::string &source) {
@@ -104,7 +108,22 @@ Preprocess preprocess_from_json(const std::string &text, const std::string &sour
   }
 }
 
+std::string first_non_finite(const std::vector<NamedTensor> &tensors) {
+  for (const NamedTensor &t : tensors)
+    for (size_t i = 0; i < t.values.size(); ++i)
+      if (!std::isfinite(t.values[i]))
+        return t.name + "[" + std::to_string(i) + "] is " +
+               (std::isnan(t.values[i]) ? "nan" : "inf");
+  return "";
+}
+
 void save_checkpoint(const std::string &path, const Checkpoint &checkpoint) {
+  for (const auto *tensors : {&checkpoint.parameters, &checkpoint.momentum}) {
+    const std::string bad = first_non_finite(*tensors);
+    if (!bad.empty())
+      fail(path, "not written: " + std::string(tensors == &checkpoint.momentum ? "momentum " : "") +
+                     bad + " (the weights are no longer finite)");
+  }
   if (!checkpoint.momentum.empty() && checkpoint.momentum.size() != checkpoint.parameters.size())
     throw SafetensorsError("checkpoint " + path + ": " +
                            std::to_string(checkpoint.momentum.size()) + " momentum buffers for " +
@@ -134,6 +153,8 @@ Checkpoint read_checkpoint(const std::string &path) {
       preprocess_from_json(metadata(file, "preprocess", path), "checkpoint " + path);
   checkpoint.step = metadata_integer(file, "step", path);
   checkpoint.epoch = metadata_integer(file, "epoch", path);
+  const std::string bad = first_non_finite(file.tensors);
+  if (!bad.empty()) fail(path, "tensor " + bad + ": a checkpoint must hold finite numbers only");
   const std::string prefix = momentum_prefix;
   for (NamedTensor &t : file.tensors) {
     if (t.name.compare(0, prefix.size(), prefix) == 0) {
@@ -170,6 +191,45 @@ Checkpoint load_checkpoint(const std::string &path, const NetworkSpec &spec) {
   reorder(checkpoint.parameters);
   reorder(checkpoint.momentum);
   return checkpoint;
+}
+
+namespace {
+
+// "conv 6 5 stride=1 pad=0 name=conv1 -> 6x28x28": what a layer is, whatever the text's spacing,
+// comments or defaults.
+std::string layer_signature(const LayerSpec &layer) {
+  return std::string(layer_kind_name(layer.kind)) + " " + std::to_string(layer.out) + " " +
+         std::to_string(layer.kernel) + " stride=" + std::to_string(layer.stride) +
+         " pad=" + std::to_string(layer.pad) + (layer.name.empty() ? "" : " name=" + layer.name) +
+         " -> " + to_string(layer.out_shape);
+}
+
+}  // namespace
+
+void check_same_run(const Checkpoint &checkpoint, const NetworkSpec &spec,
+                    const Preprocess &preprocess, const std::string &source) {
+  NetworkSpec saved;
+  try {
+    saved = parse_network(checkpoint.network, source + " (network)");
+  } catch (const NetworkSpecError &e) {
+    fail(source, e.what());
+  }
+  if (to_string(saved.input) != to_string(spec.input))
+    fail(source, "its network takes " + to_string(saved.input) + " inputs, " + spec.source +
+                     " takes " + to_string(spec.input));
+  const size_t layers = std::max(saved.layers.size(), spec.layers.size());
+  for (size_t i = 0; i < layers; ++i) {
+    const std::string a = i < saved.layers.size() ? layer_signature(saved.layers[i]) : "nothing";
+    const std::string b = i < spec.layers.size() ? layer_signature(spec.layers[i]) : "nothing";
+    if (a != b)
+      fail(source, "layer " + std::to_string(i + 1) + " of its network is '" + a + "', in " +
+                       spec.source + " it is '" + b + "'");
+  }
+  const std::string saved_pre = preprocess_to_json(checkpoint.preprocess);
+  const std::string run_pre = preprocess_to_json(preprocess);
+  if (saved_pre != run_pre)
+    fail(source,
+         "it was trained with preprocessing " + saved_pre + ", this run's data set has " + run_pre);
 }
 
 }  // namespace starcnn

@@ -34,9 +34,14 @@ struct Checkpoint {
   std::vector<NamedTensor> momentum;    // same names as parameters, or empty
 };
 
-// Writes atomically (see write_safetensors).
+// "conv1.weight[12] is nan" for the first value of the tensors that is NaN or infinite, or "".
+std::string first_non_finite(const std::vector<NamedTensor> &tensors);
+
+// Writes atomically (see write_safetensors); refuses (SafetensorsError, nothing written) when a
+// value is NaN or infinite, so a checkpoint never holds one.
 void save_checkpoint(const std::string &path, const Checkpoint &checkpoint);
-// Reads without checking the tensors against a network (the network text is inside).
+// Reads without checking the tensors against a network (the network text is inside); refuses a
+// file whose tensors hold a NaN or infinite value.
 Checkpoint read_checkpoint(const std::string &path);
 // Reads and checks that every parameter of `spec` (and momentum, when present) is there with the
 // right shape and nothing else is; errors name the file and the first mismatch.
@@ -44,5 +49,11 @@ Checkpoint load_checkpoint(const std::string &path, const NetworkSpec &spec);
 // The same check on a checkpoint in memory; `source` names it in errors.
 void check_checkpoint(const Checkpoint &checkpoint, const NetworkSpec &spec,
                       const std::string &source);
+
+// Refuses to resume `checkpoint` into a run of another network or preprocessing: the layers
+// (kinds, sizes, names) of its network text and `spec` must agree, and its preprocessing must be
+// `preprocess`. Errors name `source` and the first difference.
+void check_same_run(const Checkpoint &checkpoint, const NetworkSpec &spec,
+                    const Preprocess &preprocess, const std::string &source);
 
 }  // namespace starcnn

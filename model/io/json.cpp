@@ -1,14 +1,44 @@
 #include "model/io/json.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <unordered_set>
 
 namespace starcnn::json {
 
 namespace {
 
 constexpr int max_depth = 64;
+
+// The length of the valid UTF-8 sequence starting at text[i] (RFC 3629: no overlong forms, no
+// surrogates, nothing above U+10FFFF), or 0 when there is none.
+size_t utf8_sequence_length(const std::string &text, size_t i) {
+  auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned lead = byte(i);
+  size_t length;
+  unsigned low = 0x80, high = 0xBF;  // the range of the second byte
+  if (lead < 0x80) return 1;
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+    if (lead == 0xE0) low = 0xA0;
+    if (lead == 0xED) high = 0x9F;
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+    if (lead == 0xF0) low = 0x90;
+    if (lead == 0xF4) high = 0x8F;
+  } else {
+    return 0;
+  }
+  if (i + length > text.size()) return 0;
+  if (byte(i + 1) < low || byte(i + 1) > high) return 0;
+  for (size_t k = 2; k < length; ++k)
+    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
+  return length;
+}
 
 class Parser {
  public:
@@ -92,12 +122,13 @@ class Parser {
       ++pos_;
       return v;
     }
+    std::unordered_set<std::string> keys;  // the duplicate check stays linear in the key count
     for (;;) {
       skip_space();
       if (peek() != '"') fail("expected a quoted key");
       size_t key_pos = pos_;
       std::string key = string();
-      if (v.find(key)) {
+      if (!keys.insert(key).second) {
         pos_ = key_pos;
         fail("duplicate key " + quote(key));
       }
@@ -186,6 +217,14 @@ class Parser {
         return out;
       }
       if (static_cast<unsigned char>(c) < 0x20) fail("control character inside a string");
+      if (static_cast<unsigned char>(c) >= 0x80) {
+        // RFC 8259: JSON text is UTF-8; what the writer could not write back is refused.
+        const size_t length = utf8_sequence_length(s_, pos_);
+        if (length == 0) fail("invalid UTF-8 inside a string");
+        out.append(s_, pos_, length);
+        pos_ += length;
+        continue;
+      }
       if (c != '\\') {
         out += c;
         ++pos_;
@@ -327,13 +366,20 @@ double to_double(const Value &value, const std::string &what) {
 
 std::string quote(const std::string &text) {
   std::string out = "\"";
-  for (char c : text) {
+  for (size_t i = 0; i < text.size();) {
+    const char c = text[i];
     switch (c) {
       case '"':
         out += "\\\"";
         break;
       case '\\':
         out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
         break;
       case '\n':
         out += "\\n";
@@ -349,23 +395,60 @@ std::string quote(const std::string &text) {
           char buf[8];
           std::snprintf(buf, sizeof buf, "\\u%04x", unsigned(static_cast<unsigned char>(c)));
           out += buf;
+        } else if (size_t length = utf8_sequence_length(text, i)) {
+          out.append(text, i, length);
+          i += length;
+          continue;
         } else {
-          out += c;
+          out += "\\ufffd";
         }
     }
+    ++i;
   }
   out += '"';
   return out;
 }
 
 std::string format_float(float x) {
-  if (!std::isfinite(x)) throw std::invalid_argument("JSON cannot hold a non-finite number");
+  if (!std::isfinite(x)) return "null";
   char buf[32];
   for (int digits = 6; digits <= 9; ++digits) {
     std::snprintf(buf, sizeof buf, "%.*g", digits, double(x));
     if (std::strtof(buf, nullptr) == x) break;
   }
   return buf;
+}
+
+std::string format_number(double x) {
+  if (!std::isfinite(x)) return "null";
+  char buf[32];
+  for (int digits = 15; digits <= 17; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*g", digits, x);
+    if (std::strtod(buf, nullptr) == x) break;
+  }
+  return buf;
+}
+
+std::string format_fixed(double x, int decimals) {
+  if (!std::isfinite(x)) return "null";
+  // 1e308 with 17 decimals is 327 characters.
+  char buf[400];
+  std::snprintf(buf, sizeof buf, "%.*f", std::clamp(decimals, 0, 17), x);
+  return buf;
+}
+
+Object &Object::raw(const std::string &key, const std::string &json) {
+  body_ += (body_.empty() ? "" : ", ") + quote(key) + ": " + json;
+  return *this;
+}
+
+Object &Object::array(const std::string &key, const Array &value) {
+  return raw(key, value.text());
+}
+
+Array &Array::raw(const std::string &json) {
+  body_ += (body_.empty() ? "" : ", ") + json;
+  return *this;
 }
 
 }  // namespace starcnn::json

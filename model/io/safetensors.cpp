@@ -1,15 +1,13 @@
 #include "model/io/safetensors.h"
 
+#include "model/io/atomic_file.h"
 #include "model/io/json.h"
+#include "model/io/regular_file.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+#include <unordered_set>
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "safetensors.cpp copies floats as they lie in memory: it needs a little-endian host"
@@ -23,10 +21,6 @@ const char *const metadata_key = "__metadata__";
 
 [[noreturn]] void fail(const std::string &source, const std::string &what) {
   throw SafetensorsError(source + ": " + what);
-}
-
-std::string system_error(const std::string &what, const std::string &path) {
-  return what + " " + path + ": " + std::strerror(errno);
 }
 
 struct Entry {
@@ -104,37 +98,33 @@ uint64_t element_count(const std::vector<int64_t> &shape) {
 }
 
 std::string encode_safetensors(const TensorFile &file) {
-  std::ostringstream header;
-  header << '{';
-  bool first = true;
+  json::Object header;
   if (!file.metadata.empty()) {
-    header << json::quote(metadata_key) << ":{";
-    for (const auto &[key, value] : file.metadata) {
-      header << (first ? "" : ",") << json::quote(key) << ':' << json::quote(value);
-      first = false;
-    }
-    header << '}';
+    json::Object metadata;
+    for (const auto &[key, value] : file.metadata) metadata.string(key, value);
+    header.object(metadata_key, metadata);
   }
+  std::unordered_set<std::string> names;
   uint64_t offset = 0;
-  for (size_t i = 0; i < file.tensors.size(); ++i) {
-    const NamedTensor &t = file.tensors[i];
+  for (const NamedTensor &t : file.tensors) {
     if (t.name == metadata_key) throw SafetensorsError("a tensor cannot be named __metadata__");
-    for (size_t j = 0; j < i; ++j)
-      if (file.tensors[j].name == t.name)
-        throw SafetensorsError("tensor name " + t.name + " appears twice");
+    if (!names.insert(t.name).second)
+      throw SafetensorsError("tensor name " + t.name + " appears twice");
     for (int64_t d : t.shape)
       if (d < 0) throw SafetensorsError("tensor " + t.name + " has a negative dimension");
     if (element_count(t.shape) != t.values.size())
       throw SafetensorsError("tensor " + t.name + " has shape " + shape_string(t.shape) + " but " +
                              std::to_string(t.values.size()) + " values");
-    uint64_t end = offset + 4 * uint64_t(t.values.size());
-    header << (file.metadata.empty() && i == 0 ? "" : ",") << json::quote(t.name)
-           << ":{\"dtype\":\"F32\",\"shape\":" << shape_string(t.shape) << ",\"data_offsets\":["
-           << offset << ',' << end << "]}";
+    const uint64_t end = offset + 4 * uint64_t(t.values.size());
+    json::Array shape, offsets;
+    for (int64_t d : t.shape) shape.raw(std::to_string(d));
+    offsets.raw(std::to_string(offset)).raw(std::to_string(end));
+    header.object(
+        t.name,
+        json::Object().string("dtype", "F32").array("shape", shape).array("data_offsets", offsets));
     offset = end;
   }
-  header << '}';
-  std::string h = header.str();
+  std::string h = header.text();
   h.append((8 - h.size() % 8) % 8, ' ');
 
   std::string out;
@@ -220,64 +210,24 @@ TensorFile decode_safetensors(const std::string &bytes, const std::string &sourc
   return file;
 }
 
-void write_file_atomically(const std::string &path, const std::string &bytes) {
-  size_t slash = path.rfind('/');
-  std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
-  std::string temp = path + ".tmp.XXXXXX";
-  std::vector<char> name(temp.begin(), temp.end());
-  name.push_back('\0');
-  int fd = mkstemp(name.data());
-  if (fd < 0) throw SafetensorsError(system_error("cannot create a temporary file for", path));
-  temp = name.data();
-
-  auto give_up = [&](const std::string &what) {
-    std::string message = system_error(what, temp);
-    if (fd >= 0) close(fd);
-    unlink(temp.c_str());
-    throw SafetensorsError(message);
-  };
-  // mkstemp makes the file 0600; give it the usual permissions a new file would get.
-  mode_t mask = umask(0);
-  umask(mask);
-  if (fchmod(fd, 0666 & ~mask) != 0) give_up("cannot set permissions of");
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t wrote = write(fd, bytes.data() + done, bytes.size() - done);
-    if (wrote < 0 && errno == EINTR) continue;
-    if (wrote <= 0) {
-      if (wrote == 0) errno = EIO;
-      give_up("cannot write");
-    }
-    done += size_t(wrote);
-  }
-  if (fsync(fd) != 0) give_up("cannot sync");
-  int closed = close(fd);
-  fd = -1;
-  if (closed != 0) give_up("cannot close");
-  if (rename(temp.c_str(), path.c_str()) != 0) {
-    std::string message = system_error("cannot rename " + temp + " to", path);
-    unlink(temp.c_str());
-    throw SafetensorsError(message);
-  }
-  // The rename lasts through a crash only once the directory is synced.
-  int dir_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY);
-  if (dir_fd >= 0) {
-    fsync(dir_fd);
-    close(dir_fd);
-  }
-}
-
 void write_safetensors(const std::string &path, const TensorFile &file) {
-  write_file_atomically(path, encode_safetensors(file));
+  const std::string bytes = encode_safetensors(file);
+  try {
+    write_file_atomically(path, bytes);
+  } catch (const AtomicFileError &e) {
+    throw SafetensorsError(e.what());
+  }
 }
 
 TensorFile read_safetensors(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw SafetensorsError(system_error("cannot open", path));
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  if (in.bad()) throw SafetensorsError(system_error("cannot read", path));
-  return decode_safetensors(bytes.str(), path);
+  std::string bytes;
+  try {
+    // The file and the tensors decoded from it are in memory at once.
+    bytes = read_regular_file(path, physical_memory_bytes() / 2, "a safetensors file");
+  } catch (const FileError &e) {
+    throw SafetensorsError(e.what());
+  }
+  return decode_safetensors(bytes, path);
 }
 
 }  // namespace starcnn

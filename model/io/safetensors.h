@@ -47,12 +47,9 @@ std::string encode_safetensors(const TensorFile &file);
 // Parses bytes; `source` names them (a file name) in every error.
 TensorFile decode_safetensors(const std::string &bytes, const std::string &source);
 
-// Writes atomically: a temporary file in the same directory, fsync, rename over `path`, fsync of
-// the directory. On failure the temporary file is removed and an existing `path` is untouched.
+// Writes atomically (write_file_atomically, model/io/atomic_file.h): on failure an existing `path`
+// is untouched. Throws SafetensorsError.
 void write_safetensors(const std::string &path, const TensorFile &file);
 TensorFile read_safetensors(const std::string &path);
-
-// Writes bytes to path with the same temporary-file-and-rename steps.
-void write_file_atomically(const std::string &path, const std::string &bytes);
 
 }  // namespace starcnn

@@ -5,59 +5,50 @@
 #include "codelets/conv2d/conv2d_backward_filter.h"
 #include "codelets/conv2d/conv2d_forward.h"
 #include "codelets/conv2d/conv2d_prepare.h"
-#include "codelets/merge.h"
-
-#include <algorithm>
+#include "partition/auto_plan.h"
 
 namespace starcnn {
 
-ConvParts parts_of(const SplitPlan &plan) {
-  ConvParts parts;
-  for (const SplitPart &part : plan.parts) {
-    const int tasks = std::max(1, std::min(part.tasks, part.filters));
-    for (int t = 0; t < tasks; ++t) {
-      parts.filters.push_back(part.filters / tasks + (t < part.filters % tasks ? 1 : 0));
-      parts.where.push_back(part.where);
-    }
-  }
-  return parts;
-}
-
 ConvLayer::ConvLayer(const Conv2dShape &whole, Parameter &weight, Parameter &bias,
-                     const std::vector<Where> &part_where)
-    : whole_(whole), weight_(weight), bias_(bias), where_(part_where) {
+                     const SplitPlan &plan)
+    : whole_(whole), weight_(weight), bias_(bias), plan_(plan), tasks_(part_tasks(plan, whole.n)) {
   const int n = int(whole.n), h = int(whole.out_h()), w = int(whole.out_w());
   output_ = Tensor({n, int(whole.c_out), h, w}, weight.name() + ".out");
   input_grad_ = Tensor({n, int(whole.c_in), int(whole.h), int(whole.w)}, weight.name() + ".dx");
-  // dX sums every part's contribution (STARPU_REDUX), and a whole layer just overwrites it.
+  // dX sums every task's contribution (STARPU_REDUX), and a whole layer just overwrites it.
   set_sum_reduction(input_grad_.handle());
-  if (weight.part_count() > 1) {
-    for (size_t p = 0; p < weight.part_count(); ++p) {
-      const int c = weight.part_rows()[p];
-      part_outputs_.emplace_back(std::vector<int>{n, c, h, w},
-                                 weight.name() + ".out" + std::to_string(p));
-      part_output_grads_.emplace_back(std::vector<int>{n, c, h, w},
-                                      weight.name() + ".dout" + std::to_string(p));
+  for (size_t p = 0; p < plan.parts.size(); ++p)
+    if (blocked(p)) {
+      set_sum_reduction(weight.grad(p).handle());
+      set_sum_reduction(bias.grad(p).handle());
+    }
+  if (!is_whole()) {
+    merge_ = merge_shape_of(tasks_, whole.n, whole.out_h() * whole.out_w(), whole.c_out);
+    for (size_t t = 0; t < tasks_.size(); ++t) {
+      const std::vector<int> shape{int(tasks_[t].samples), tasks_[t].filters, h, w};
+      pieces_.emplace_back(shape, weight.name() + ".out" + std::to_string(t));
+      piece_grads_.emplace_back(shape, weight.name() + ".dout" + std::to_string(t));
     }
   }
-  for (size_t p = 0; p < weight.part_count(); ++p) prepare_conv2d(part_shape(p));
+  for (const PartTask &task : tasks_) prepare_conv2d(task_shape(task));
 }
 
-Conv2dShape ConvLayer::part_shape(size_t p) const {
+Conv2dShape ConvLayer::task_shape(const PartTask &task) const {
   Conv2dShape shape = whole_;
-  shape.c_out = uint32_t(weight_.part_rows()[p]);
+  shape.c_out = uint32_t(task.filters);
+  shape.n = task.samples;
   return shape;
 }
 
+bool ConvLayer::blocked(size_t p) const {
+  size_t count = 0;
+  for (const PartTask &task : tasks_) count += task.part == p;
+  return count > 1;
+}
+
 std::string ConvLayer::describe() const {
-  std::string parts;
-  for (size_t p = 0; p < where_.size(); ++p)
-    parts += (p ? "," : "") + std::to_string(weight_.part_rows()[p]) + "@" +
-             (where_[p] == Where::cpu    ? "cpu"
-              : where_[p] == Where::cuda ? "cuda"
-                                         : "any");
   return "conv " + std::to_string(whole_.c_in) + "->" + std::to_string(whole_.c_out) + " " +
-         std::to_string(whole_.k) + "x" + std::to_string(whole_.k) + " parts " + parts;
+         std::to_string(whole_.k) + "x" + std::to_string(whole_.k) + " parts " + plan_.describe();
 }
 
 namespace {
@@ -68,41 +59,41 @@ std::vector<starpu_data_handle_t> handles_of(const std::vector<Tensor> &tensors)
   return handles;
 }
 
-std::vector<uint32_t> channels_of(const std::vector<int> &rows) {
-  return std::vector<uint32_t>(rows.begin(), rows.end());
-}
-
 }  // namespace
 
 void ConvLayer::forward(const Tensor &input) {
-  const size_t parts = weight_.part_count();
-  for (size_t p = 0; p < parts; ++p) {
-    const Tensor &out = parts == 1 ? output_ : part_outputs_[p];
-    submit_conv2d_forward(input.handle(), weight_.value(p).handle(), bias_.value(p).handle(),
-                          out.handle(), part_shape(p), where_[p]);
+  for (size_t t = 0; t < tasks_.size(); ++t) {
+    const PartTask &task = tasks_[t];
+    submit_conv2d_forward(input.handle(), weight_.value(task.part).handle(),
+                          bias_.value(task.part).handle(),
+                          is_whole() ? output_.handle() : pieces_[t].handle(), task_shape(task),
+                          task.where, 0, task.first_sample);
   }
-  if (parts > 1)
-    submit_merge(handles_of(part_outputs_), output_.handle(),
-                 make_merge_shape(whole_.n, whole_.out_h() * whole_.out_w(),
-                                  channels_of(weight_.part_rows())));
+  if (!is_whole()) submit_merge(handles_of(pieces_), output_.handle(), merge_, where_);
 }
 
 void ConvLayer::backward(const Tensor &input, const Tensor &output_grad, bool need_input_grad) {
-  const size_t parts = weight_.part_count();
-  if (parts > 1)
-    submit_split(output_grad.handle(), handles_of(part_output_grads_),
-                 make_merge_shape(whole_.n, whole_.out_h() * whole_.out_w(),
-                                  channels_of(weight_.part_rows())));
-  // The REDUX sum must start from nothing, not from the previous step's dX.
-  if (need_input_grad && parts > 1) starpu_data_invalidate_submit(input_grad_.handle());
-  for (size_t p = 0; p < parts; ++p) {
-    const Tensor &dy = parts == 1 ? output_grad : part_output_grads_[p];
-    submit_conv2d_backward_filter(input.handle(), dy.handle(), weight_.grad(p).handle(),
-                                  bias_.grad(p).handle(), part_shape(p), grad_access_, where_[p]);
+  if (!is_whole()) submit_split(output_grad.handle(), handles_of(piece_grads_), merge_, where_);
+  // The REDUX sums must start from nothing, not from the previous step's values. Gradients that
+  // micro-batches add into are cleared by the step itself (ParameterSet::submit_clear_grads).
+  if (need_input_grad && !is_whole()) starpu_data_invalidate_submit(input_grad_.handle());
+  for (size_t p = 0; p < plan_.parts.size(); ++p)
+    if (blocked(p) && grad_access_ == GradientAccess::overwrite) {
+      starpu_data_invalidate_submit(weight_.grad(p).handle());
+      starpu_data_invalidate_submit(bias_.grad(p).handle());
+    }
+  for (size_t t = 0; t < tasks_.size(); ++t) {
+    const PartTask &task = tasks_[t];
+    const Tensor &dy = is_whole() ? output_grad : piece_grads_[t];
+    const GradientAccess access = blocked(task.part) ? GradientAccess::accumulate : grad_access_;
+    submit_conv2d_backward_filter(input.handle(), dy.handle(), weight_.grad(task.part).handle(),
+                                  bias_.grad(task.part).handle(), task_shape(task), access,
+                                  task.where, 0, task.first_sample);
     if (need_input_grad)
       submit_conv2d_backward_data(
-          weight_.value(p).handle(), dy.handle(), input_grad_.handle(), part_shape(p),
-          parts == 1 ? GradientAccess::overwrite : GradientAccess::accumulate, where_[p]);
+          weight_.value(task.part).handle(), dy.handle(), input_grad_.handle(), task_shape(task),
+          is_whole() ? GradientAccess::overwrite : GradientAccess::accumulate, task.where, 0,
+          task.first_sample);
   }
 }
 

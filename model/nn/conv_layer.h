@@ -1,11 +1,15 @@
-// A convolution split by its plan into parts of filters, each part its own tasks:
-//   forward   conv2d_forward[p](X, W_p, b_p) -> Y_p, then merge(Y_1..Y_k) -> Y
-//   backward  split(dY) -> dY_p, conv2d_backward_filter[p](X, dY_p) -> dW_p, db_p,
-//             conv2d_backward_data[p](W_p, dY_p) summed into dX by STARPU_REDUX
-// A whole (one-part) convolution has no merge or split.
+// A convolution split by its plan (partition/split_plan.h) into parts of filters, each part's work
+// cut by samples into tasks (PartTask), each task its own output piece:
+//   forward   conv2d_forward[t](X, W_p, b_p) -> Y_t, then merge(Y_1..Y_k) -> Y
+//   backward  split(dY) -> dY_t, conv2d_backward_filter[t](X, dY_t) -> dW_p, db_p (a part's
+//             blocks summed by STARPU_REDUX), conv2d_backward_data[t](W_p, dY_t) summed into dX
+//             by STARPU_REDUX
+// A task reads only its samples of X: the im2col of each sample is made once. A whole layer (one
+// part, one task) has no merge or split.
 #pragma once
 
 #include "codelets/conv2d/conv2d_shape.h"
+#include "codelets/merge.h"
 #include "model/nn/layer.h"
 #include "partition/split_plan.h"
 
@@ -13,9 +17,8 @@ namespace starcnn {
 
 class ConvLayer : public Layer {
  public:
-  // weight [C, C_in, K, K] and bias [C] are cut into parts as the plan says (see parts_of()).
-  ConvLayer(const Conv2dShape &whole, Parameter &weight, Parameter &bias,
-            const std::vector<Where> &part_where);
+  // weight [C, C_in, K, K] and bias [C] are cut into the plan's parts (Parameter::part_rows()).
+  ConvLayer(const Conv2dShape &whole, Parameter &weight, Parameter &bias, const SplitPlan &plan);
 
   std::string describe() const override;
   void forward(const Tensor &input) override;
@@ -24,20 +27,17 @@ class ConvLayer : public Layer {
   const Tensor &input_grad() const override { return input_grad_; }
 
  private:
-  Conv2dShape part_shape(size_t p) const;
+  Conv2dShape task_shape(const PartTask &task) const;
+  bool is_whole() const { return tasks_.size() == 1; }
+  // Whether part p is cut into several sample blocks (its gradients then sum the blocks').
+  bool blocked(size_t p) const;
   Conv2dShape whole_;
   Parameter &weight_, &bias_;
-  std::vector<Where> where_;
-  std::vector<Tensor> part_outputs_, part_output_grads_;
+  SplitPlan plan_;
+  std::vector<PartTask> tasks_;
+  MergeShape merge_;
+  std::vector<Tensor> pieces_, piece_grads_;
   Tensor output_, input_grad_;
 };
-
-// How a plan's parts become tasks: a part of F filters cut into T tasks becomes min(T, F) parts of
-// about F/T filters each (the CPU share is cut by filters, one task per CPU worker).
-struct ConvParts {
-  std::vector<int> filters;
-  std::vector<Where> where;
-};
-ConvParts parts_of(const SplitPlan &plan);
 
 }  // namespace starcnn

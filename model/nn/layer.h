@@ -4,6 +4,7 @@
 
 #include "codelets/accumulate.h"
 #include "codelets/sgd.h"
+#include "codelets/support/codelet_support.h"
 #include "model/nn/parameter.h"
 #include "model/nn/tensor.h"
 
@@ -19,6 +20,9 @@ class Layer {
   // into them with STARPU_REDUX (several networks on micro-batches of one step; the step must
   // invalidate the gradients before the first adds, see ParameterSet::submit_clear_grads).
   void set_grad_access(GradientAccess access) { grad_access_ = access; }
+  // Which kind of worker runs this layer's tasks (a split convolution's parts keep their plan's;
+  // its merges follow this).
+  void set_where(Where where) { where_ = where; }
   virtual std::string describe() const = 0;
   // Submits the tasks computing output() from `input` ([batch, ...] of the previous layer).
   virtual void forward(const Tensor &input) = 0;
@@ -30,6 +34,7 @@ class Layer {
 
  protected:
   GradientAccess grad_access_ = GradientAccess::overwrite;
+  Where where_ = Where::any;
 };
 
 }  // namespace starcnn

@@ -19,19 +19,20 @@ std::string LinearLayer::describe() const {
 
 void LinearLayer::forward(const Tensor &input) {
   submit_linear_forward(input.handle(), weight_.value(0).handle(), bias_.value(0).handle(),
-                        output_.handle(), shape_, fused_relu_);
+                        output_.handle(), shape_, fused_relu_, where_);
 }
 
 void LinearLayer::backward(const Tensor &input, const Tensor &output_grad, bool need_input_grad) {
   starpu_data_handle_t dz = output_grad.handle();
   if (fused_relu_) {
-    submit_relu_backward(output_.handle(), output_grad.handle(), pre_relu_grad_.handle());
+    submit_relu_backward(output_.handle(), output_grad.handle(), pre_relu_grad_.handle(), where_);
     dz = pre_relu_grad_.handle();
   }
   submit_linear_backward_weights(input.handle(), dz, weight_.grad(0).handle(),
-                                 bias_.grad(0).handle(), shape_, grad_access_);
+                                 bias_.grad(0).handle(), shape_, grad_access_, where_);
   if (need_input_grad)
-    submit_linear_backward_data(weight_.value(0).handle(), dz, input_grad_.handle(), shape_);
+    submit_linear_backward_data(weight_.value(0).handle(), dz, input_grad_.handle(), shape_,
+                                where_);
 }
 
 }  // namespace starcnn

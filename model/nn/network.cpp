@@ -22,10 +22,12 @@ bool next_is(const NetworkSpec &spec, size_t i, LayerKind kind) {
 }  // namespace
 
 Network::Network(const NetworkSpec &spec, ParameterSet &params, int batch, int loss_batch,
-                 GradientAccess grad_access)
+                 GradientAccess grad_access, std::optional<NetworkPlacement> placement)
     : batch_(batch),
       loss_batch_(loss_batch > 0 ? loss_batch : batch),
       classes_(int(spec.output().size())) {
+  const NetworkPlacement place = placement.value_or(NetworkPlacement{params.home(), false});
+  home_ = place.home;
   if (batch <= 0) throw std::invalid_argument("batch size must be positive");
   const uint32_t n = uint32_t(batch);
   for (size_t i = 0; i < spec.layers.size(); ++i) {
@@ -41,9 +43,11 @@ Network::Network(const NetworkSpec &spec, ParameterSet &params, int batch, int l
                                 uint32_t(layer.kernel),
                                 uint32_t(layer.stride),
                                 uint32_t(layer.pad)};
+        SplitPlan plan = params.conv_plan(layer.name);
+        if (place.convs_at_home)  // one chain of a sample split: whole tasks, all on one side
+          for (SplitPart &part : plan.parts) part = {part.filters, home_, 1};
         layers_.push_back(std::make_unique<ConvLayer>(shape, params.get(layer.name + ".weight"),
-                                                      params.get(layer.name + ".bias"),
-                                                      params.conv_parts(layer.name).where));
+                                                      params.get(layer.name + ".bias"), plan));
         break;
       }
       case LayerKind::relu:
@@ -77,7 +81,10 @@ Network::Network(const NetworkSpec &spec, ParameterSet &params, int batch, int l
   if (!spec.output().flat && spec.output().size() != spec.output().c)
     throw std::invalid_argument(spec.source + ": the network must end in class scores");
   logits_grad_ = Tensor({batch, classes_}, "dlogits");
-  for (auto &layer : layers_) layer->set_grad_access(grad_access);
+  for (auto &layer : layers_) {
+    layer->set_grad_access(grad_access);
+    layer->set_where(home_);
+  }
 }
 
 void Network::forward_logits(const Tensor &input) {
@@ -91,12 +98,13 @@ void Network::forward_logits(const Tensor &input) {
 void Network::forward(const Tensor &input, const Tensor &labels, const Tensor &stats) {
   forward_logits(input);
   submit_softmax_xent_forward(logits().handle(), labels.handle(), stats.handle(),
-                              {uint32_t(batch_), uint32_t(classes_)});
+                              {uint32_t(batch_), uint32_t(classes_)}, home_);
 }
 
 void Network::backward(const Tensor &input, const Tensor &labels) {
   submit_softmax_xent_backward(logits().handle(), labels.handle(), logits_grad_.handle(),
-                               {uint32_t(batch_), uint32_t(classes_)}, uint32_t(loss_batch_));
+                               {uint32_t(batch_), uint32_t(classes_)}, uint32_t(loss_batch_),
+                               home_);
   const Tensor *dy = &logits_grad_;
   for (size_t i = layers_.size(); i-- > 0;) {
     const Tensor &x = i == 0 ? input : layers_[i - 1]->output();

@@ -8,10 +8,19 @@
 #include "model/nn/parameter_set.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace starcnn {
+
+// Where a network's tasks run: its layers' ops on `home` (see home_of() in partition/), its
+// convolutions' parts where their plans say, or, with convs_at_home (the CPU micro-batches of a
+// sample split), on `home` too.
+struct NetworkPlacement {
+  Where home = Where::any;
+  bool convs_at_home = false;
+};
 
 class Network {
  public:
@@ -19,10 +28,13 @@ class Network {
   // A network on one micro-batch of a step averages its loss over the step's `loss_batch`
   // samples and adds its parameter gradients to the other micro-batches' (GradientAccess::
   // accumulate); a network on a whole step has loss_batch == batch and overwrites them.
+  // The placement defaults to the parameter set's plan (ParameterSet::home()).
   Network(const NetworkSpec &spec, ParameterSet &params, int batch, int loss_batch = 0,
-          GradientAccess grad_access = GradientAccess::overwrite);
+          GradientAccess grad_access = GradientAccess::overwrite,
+          std::optional<NetworkPlacement> placement = std::nullopt);
 
   int batch() const { return batch_; }
+  Where home() const { return home_; }
   int classes() const { return classes_; }
   // Submits the forward pass of `input` [batch, C, H, W] and the loss against `labels` [batch]
   // (int32); the loss sum and correct count are added into `stats` (see softmax_xent.h).
@@ -37,6 +49,7 @@ class Network {
 
  private:
   int batch_, loss_batch_, classes_;
+  Where home_;
   std::vector<std::unique_ptr<Layer>> layers_;
   Tensor logits_grad_;
 };

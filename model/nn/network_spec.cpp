@@ -1,9 +1,9 @@
 #include "model/nn/network_spec.h"
 
+#include "model/io/regular_file.h"
 #include "model/nn/builtin_networks.h"
 
 #include <cctype>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <sstream>
@@ -14,6 +14,8 @@ namespace {
 
 // Any larger size is surely a typo, and keeps every product of sizes inside int64_t.
 constexpr long max_size = 1 << 20;
+// A network description is a few lines; a larger file is not one.
+constexpr uint64_t max_network_file_bytes = 1 << 20;
 
 struct Line {
   int number;
@@ -232,12 +234,13 @@ NetworkSpec parse_network(const std::string &text, const std::string &source) {
 }
 
 NetworkSpec load_network_file(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw NetworkSpecError("cannot open network file " + path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw NetworkSpecError("cannot read network file " + path);
-  return parse_network(text.str(), path);
+  std::string text;
+  try {
+    text = read_regular_file(path, max_network_file_bytes, "a network description");
+  } catch (const FileError &e) {
+    throw NetworkSpecError(std::string("network file ") + e.what());
+  }
+  return parse_network(text, path);
 }
 
 NetworkSpec load_network(const std::string &name_or_path) {

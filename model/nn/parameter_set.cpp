@@ -9,7 +9,8 @@
 namespace starcnn {
 
 ParameterSet::ParameterSet(const NetworkSpec &spec, const NetworkPlanText &plans,
-                           const MachineWorkers &workers) {
+                           const MachineWorkers &workers)
+    : home_(home_of(plans, workers)) {
   for (const LayerSpec &layer : spec.layers)
     if (layer.kind == LayerKind::conv) {
       SplitPlan plan;
@@ -18,19 +19,20 @@ ParameterSet::ParameterSet(const NetworkSpec &spec, const NetworkPlanText &plans
       } catch (const std::invalid_argument &e) {
         throw std::invalid_argument(layer.name + ": " + e.what());
       }
-      conv_parts_[layer.name] = parts_of(plan);
       conv_plans_[layer.name] = plan;
     }
   for (const auto &[name, plan] : plans.overrides)
-    if (!conv_parts_.count(name))
+    if (!conv_plans_.count(name))
       throw std::invalid_argument("split plan names layer '" + name +
                                   "', which is not a convolution of the network");
   for (const ParameterSpec &p : parameter_tensors(spec)) {
     const std::string layer = p.name.substr(0, p.name.rfind('.'));
     std::vector<int> shape(p.shape.begin(), p.shape.end());
-    const auto parts = conv_parts_.find(layer);
-    params_.push_back(std::make_unique<Parameter>(
-        p.name, shape, parts == conv_parts_.end() ? std::vector<int>{} : parts->second.filters));
+    const auto plan = conv_plans_.find(layer);
+    std::vector<int> part_rows;
+    if (plan != conv_plans_.end())
+      for (const SplitPart &part : plan->second.parts) part_rows.push_back(part.filters);
+    params_.push_back(std::make_unique<Parameter>(p.name, shape, part_rows));
   }
 }
 
@@ -85,10 +87,13 @@ void ParameterSet::submit_clear_grads() {
 }
 
 void ParameterSet::submit_update(const SgdParams &params) {
-  for (auto &p : params_)
+  for (auto &p : params_) {
+    const auto conv = conv_plans_.find(p->name().substr(0, p->name().rfind('.')));
     for (size_t part = 0; part < p->part_count(); ++part)
       submit_sgd_update(p->value(part).handle(), p->grad(part).handle(),
-                        params.momentum != 0.0f ? p->momentum(part).handle() : nullptr, params);
+                        params.momentum != 0.0f ? p->momentum(part).handle() : nullptr, params,
+                        conv != conv_plans_.end() ? conv->second.parts[part].where : home_);
+  }
 }
 
 }  // namespace starcnn

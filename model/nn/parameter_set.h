@@ -24,8 +24,9 @@ class ParameterSet {
                const MachineWorkers &workers);
 
   std::vector<std::unique_ptr<Parameter>> &all() { return params_; }
+  // Where the ops and updates that the convolutions' parts do not place run (home_of()).
+  Where home() const { return home_; }
   Parameter &get(const std::string &name);
-  const ConvParts &conv_parts(const std::string &layer) const { return conv_parts_.at(layer); }
   const SplitPlan &conv_plan(const std::string &layer) const { return conv_plans_.at(layer); }
 
   // PyTorch's default initialisation of Conv2d and Linear: weight and bias uniform in
@@ -35,7 +36,8 @@ class ParameterSet {
   std::vector<NamedTensor> read(bool momentum) const;
   void write(const std::vector<NamedTensor> &tensors, bool momentum);
 
-  // One SGD step of every part of every parameter (torch.optim.SGD semantics).
+  // One SGD step of every part of every parameter (torch.optim.SGD semantics), each where the
+  // part lives: a conv part's on its plan's workers, every other parameter's at home().
   void submit_update(const SgdParams &params);
   // For steps whose networks add their gradients together (micro-batches): makes STARPU_REDUX on
   // every gradient a sum (once), and, at the start of each step, drops the previous step's values
@@ -45,8 +47,8 @@ class ParameterSet {
 
  private:
   std::vector<std::unique_ptr<Parameter>> params_;
-  std::map<std::string, ConvParts> conv_parts_;
   std::map<std::string, SplitPlan> conv_plans_;
+  Where home_ = Where::any;
 };
 
 }  // namespace starcnn

@@ -18,14 +18,15 @@ std::string PoolLayer::describe() const {
 
 void PoolLayer::forward(const Tensor &input) {
   if (fused_relu_)
-    submit_relu_maxpool_forward(input.handle(), output_.handle(), argmax_.handle(), shape_);
+    submit_relu_maxpool_forward(input.handle(), output_.handle(), argmax_.handle(), shape_, where_);
   else
-    submit_maxpool_forward(input.handle(), output_.handle(), argmax_.handle(), shape_);
+    submit_maxpool_forward(input.handle(), output_.handle(), argmax_.handle(), shape_, where_);
 }
 
 void PoolLayer::backward(const Tensor &, const Tensor &output_grad, bool need_input_grad) {
   if (need_input_grad)
-    submit_maxpool_backward(output_grad.handle(), argmax_.handle(), input_grad_.handle(), shape_);
+    submit_maxpool_backward(output_grad.handle(), argmax_.handle(), input_grad_.handle(), shape_,
+                            where_);
 }
 
 }  // namespace starcnn

@@ -75,29 +75,41 @@ std::string find_fxt_tool() {
   return "";
 }
 
-std::string find_fxt_raw_trace(const std::string &dir) {
-  fs::path newest;
-  fs::file_time_type newest_time{};
+std::vector<std::string> find_fxt_raw_traces(const std::string &dir, int count) {
+  std::vector<std::pair<fs::file_time_type, std::string>> traces;
   std::error_code ec;
-  for (const auto &entry : fs::directory_iterator(dir, ec)) {
-    if (!entry.is_regular_file() || entry.path().filename().string().rfind("prof_file_", 0) != 0)
-      continue;
-    if (newest.empty() || entry.last_write_time() > newest_time) {
-      newest = entry.path();
-      newest_time = entry.last_write_time();
-    }
-  }
-  if (newest.empty())
-    throw std::runtime_error("no FxT trace (prof_file_*) in " + dir +
-                             ": was StarPU built with FxT (--with-fxt)?");
-  return newest.string();
+  for (const auto &entry : fs::directory_iterator(dir, ec))
+    if (entry.is_regular_file() && entry.path().filename().string().rfind("prof_file_", 0) == 0)
+      traces.emplace_back(entry.last_write_time(), entry.path().string());
+  if (traces.size() < size_t(std::max(1, count)))
+    throw std::runtime_error(traces.empty()
+                                 ? "no FxT trace (prof_file_*) in " + dir +
+                                       ": was StarPU built with FxT (--with-fxt)?"
+                                 : std::to_string(traces.size()) + " FxT traces (prof_file_*) in " +
+                                       dir + " for " + std::to_string(count) + " ranks");
+  std::sort(traces.begin(), traces.end());
+  std::vector<std::string> newest;
+  for (size_t i = traces.size() - size_t(std::max(1, count)); i < traces.size(); ++i)
+    newest.push_back(traces[i].second);
+  return newest;
 }
 
-std::vector<std::string> convert_fxt_trace(const std::string &dir, const std::string &tool) {
-  const std::string raw = find_fxt_raw_trace(dir);
+std::string find_fxt_raw_trace(const std::string &dir) {
+  return find_fxt_raw_traces(dir, 1)[0];
+}
+
+std::vector<std::string> convert_fxt_trace(const std::string &dir, const std::string &tool,
+                                           int ranks) {
+  std::vector<std::string> argv{tool};
+  for (const std::string &raw : find_fxt_raw_traces(dir, ranks)) {
+    argv.push_back("-i");
+    argv.push_back(raw);
+  }
+  argv.push_back("-d");
+  argv.push_back(dir);
   const std::string log = (fs::path(dir) / "starpu_fxt_tool.log").string();
   const auto before = file_times(dir);
-  const int status = run_logged({tool, "-i", raw, "-d", dir}, log);
+  const int status = run_logged(argv, log);
   if (status != 0)
     throw std::runtime_error(tool + " failed (exit status " + std::to_string(status) + "), see " +
                              log);

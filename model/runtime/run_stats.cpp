@@ -1,5 +1,7 @@
 #include "model/runtime/run_stats.h"
 
+#include "model/io/json.h"
+
 #include <starpu.h>
 
 #include <algorithm>
@@ -28,12 +30,6 @@ std::string kind_name(starpu_worker_archtype type) {
 bool is_gpu(unsigned node) {
   const starpu_node_kind kind = starpu_node_get_kind(node);
   return kind == STARPU_CUDA_RAM || kind == STARPU_OPENCL_RAM;
-}
-
-std::string fraction(double x) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.6f", x);
-  return text;
 }
 
 }  // namespace
@@ -95,21 +91,26 @@ double RunStats::idle_fraction() const {
 }
 
 std::string RunStats::to_json() const {
-  std::string workers;
+  json::Object workers;
   for (const auto &[name, kind] : kinds_) {
-    workers += (workers.empty() ? "\"" : ", \"") + name +
-               "\": {\"count\": " + std::to_string(kind.workers) +
-               ", \"busy_fraction\": " + fraction(kind.busy_fraction()) +
-               ", \"idle_fraction\": " + fraction(1.0 - kind.busy_fraction()) +
-               ", \"tasks\": " + std::to_string(kind.tasks) + "}";
+    workers.object(name, json::Object()
+                             .integer("count", kind.workers)
+                             .fixed("busy_fraction", kind.busy_fraction(), 6)
+                             .fixed("idle_fraction", 1.0 - kind.busy_fraction(), 6)
+                             .integer("tasks", kind.tasks));
   }
-  return "{\"idle_fraction\": " + fraction(idle_fraction()) + ", \"workers\": {" + workers +
-         "}, \"bytes\": {\"ram_to_gpu\": " + std::to_string(ram_to_gpu_.bytes) +
-         ", \"gpu_to_ram\": " + std::to_string(gpu_to_ram_.bytes) +
-         ", \"gpu_to_gpu\": " + std::to_string(gpu_to_gpu_.bytes) +
-         "}, \"transfers\": {\"ram_to_gpu\": " + std::to_string(ram_to_gpu_.count) +
-         ", \"gpu_to_ram\": " + std::to_string(gpu_to_ram_.count) +
-         ", \"gpu_to_gpu\": " + std::to_string(gpu_to_gpu_.count) + "}}";
+  auto per_direction = [&](uint64_t TransferStats::*field) {
+    return json::Object()
+        .integer("ram_to_gpu", ram_to_gpu_.*field)
+        .integer("gpu_to_ram", gpu_to_ram_.*field)
+        .integer("gpu_to_gpu", gpu_to_gpu_.*field);
+  };
+  return json::Object()
+      .fixed("idle_fraction", idle_fraction(), 6)
+      .object("workers", workers)
+      .object("bytes", per_direction(&TransferStats::bytes))
+      .object("transfers", per_direction(&TransferStats::count))
+      .text();
 }
 
 }  // namespace starcnn

@@ -1,5 +1,7 @@
 #include "model/runtime/runtime.h"
 
+#include "model/runtime/starpu_env.h"
+
 #include "codelets/support/codelet_runtime.h"
 
 #include <starpu.h>
@@ -12,6 +14,7 @@ namespace starcnn {
 Runtime::Runtime(const RuntimeOptions &options) {
   // STARPU_SCHED wins over starpu_conf in StarPU, so a chosen policy is set through it.
   if (!options.scheduler.empty()) setenv("STARPU_SCHED", options.scheduler.c_str(), 1);
+  check_starpu_environment();  // StarPU itself aborts on a malformed worker count
   set_starpu_defaults();
   if (!options.trace_dir.empty()) {
     setenv("STARPU_FXT_TRACE", "1", 1);

@@ -9,16 +9,19 @@
 
 namespace starcnn {
 
+// Every member has an initializer, so `Runtime runtime({dir})` leaves the rest at their defaults
+// without a missing-initializer warning.
 struct RuntimeOptions {
-  std::string trace_dir;  // FxT trace files go here (tracing stays off when empty, unless
-                          // STARPU_FXT_TRACE=1)
-  std::string scheduler;  // overrides STARPU_SCHED when set (the tests' choice of policy)
-  int ncuda = -1;         // CUDA workers at most (-1: StarPU's choice, STARPU_NCUDA)
+  std::string trace_dir{};  // FxT trace files go here (tracing stays off when empty, unless
+                            // STARPU_FXT_TRACE=1)
+  std::string scheduler{};  // overrides STARPU_SCHED when set (the tests' choice of policy)
+  int ncuda = -1;           // CUDA workers at most (-1: StarPU's choice, STARPU_NCUDA)
 };
 
 class Runtime {
  public:
-  // Throws std::runtime_error when StarPU cannot start.
+  // Throws std::invalid_argument for a malformed STARPU_* variable (check_starpu_environment),
+  // std::runtime_error when StarPU cannot start.
   explicit Runtime(const RuntimeOptions &options = {});
   ~Runtime();
   Runtime(const Runtime &) = delete;

@@ -179,7 +179,9 @@ AutoPlanning resolve_auto_plans(const NetworkSpec &spec, const NetworkPlanText &
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   out.choices = choose_auto_plans(layers, workers, costs, options);
   out.plans = plans;
-  out.plans.default_plan = plans.default_plan == kAuto ? "none" : plans.default_plan;
+  // Every conv has its own plan now; the default keeps the other ops on the side auto plans for.
+  out.plans.default_plan =
+      plans.default_plan == kAuto ? (workers.cuda > 0 ? "cuda" : "cpu") : plans.default_plan;
   out.plans.overrides.clear();
   for (size_t i = 0; i < layers.size(); ++i) {
     out.chosen.push_back(layers[i].fixed.empty());

@@ -30,9 +30,9 @@ std::pair<double, double> take_stats(Tensor &stats) {
 
 }  // namespace
 
-int choose_micro_batches(long requested, const MachineWorkers &workers, size_t batch) {
+int choose_micro_batches(long requested, const MachineWorkers &workers, size_t batch, Where home) {
   if (requested > 0) return int(requested);
-  if (workers.cuda > 0) return 1;
+  if (workers.cuda > 0 && home != Where::cpu) return 1;
   return int(std::max<size_t>(1, std::min<size_t>(size_t(std::max(1, workers.cpu)), batch / 16)));
 }
 
@@ -45,6 +45,42 @@ MicroBatchShare micro_batch_share(const MachineWorkers &workers, size_t batch, i
   return share;
 }
 
+std::vector<MicroBatch> cut_batch(const TrainConfig &config, int cpu_workers) {
+  std::vector<MicroBatch> cut;
+  const auto add_even = [&](size_t first, size_t samples, size_t parts,
+                            std::optional<NetworkPlacement> placement) {
+    for (size_t m = 0; m < parts; ++m) {
+      const size_t size = samples / parts + (m < samples % parts ? 1 : 0);
+      cut.push_back({first, size, placement});
+      first += size;
+    }
+  };
+  // This rank's shard of the step (all of it in a single process).
+  const size_t batch = config.shard.size > 0 ? config.shard.size : config.batch;
+  const size_t start = config.shard.first;
+  const SampleSplit &split = config.samples;
+  if (split.cpu_samples <= 0) {
+    if (config.micro_batches < 1 || size_t(config.micro_batches) > batch)
+      throw std::invalid_argument("micro-batches must be between 1 and the batch size (" +
+                                  std::to_string(batch) + "), got " +
+                                  std::to_string(config.micro_batches));
+    add_even(start, batch, size_t(config.micro_batches), std::nullopt);
+    return cut;
+  }
+  const size_t on_cpu = size_t(split.cpu_samples);
+  if (on_cpu >= batch)
+    throw std::invalid_argument(split.describe() + " leaves no sample of the batch (" +
+                                std::to_string(batch) + ") to the CUDA workers");
+  size_t cpu_parts = size_t(split.cpu_micro_batches);
+  if (cpu_parts == 0)
+    cpu_parts = std::max<size_t>(1, std::min<size_t>(size_t(std::max(1, cpu_workers)), on_cpu / 4));
+  if (cpu_parts > on_cpu)
+    throw std::invalid_argument(split.describe() + ": more CPU micro-batches than samples");
+  cut.push_back({start, batch - on_cpu, std::nullopt});
+  add_even(start + batch - on_cpu, on_cpu, cpu_parts, NetworkPlacement{Where::cpu, true});
+  return cut;
+}
+
 Trainer::Trainer(const NetworkSpec &spec, ParameterSet &params, const Dataset &train,
                  const TrainConfig &config)
     : spec_(spec),
@@ -55,20 +91,13 @@ Trainer::Trainer(const NetworkSpec &spec, ParameterSet &params, const Dataset &t
     throw std::invalid_argument("the training set has fewer samples (" +
                                 std::to_string(train.count) + ") than one batch (" +
                                 std::to_string(config.batch) + ")");
-  if (config.micro_batches < 1 || size_t(config.micro_batches) > config.batch)
-    throw std::invalid_argument("micro-batches must be between 1 and the batch size (" +
-                                std::to_string(config.batch) + "), got " +
-                                std::to_string(config.micro_batches));
-  const size_t micro = size_t(config.micro_batches);
+  micro_ = cut_batch(config, int(starpu_cpu_worker_get_count()));
+  const size_t micro = micro_.size();
   const GradientAccess access = micro > 1 ? GradientAccess::accumulate : GradientAccess::overwrite;
   if (micro > 1) params.sum_grads();
-  for (size_t m = 0, first = 0; m < micro; ++m) {
-    const size_t size = config.batch / micro + (m < config.batch % micro ? 1 : 0);
-    micro_first_.push_back(first);
-    first += size;
-    networks_.push_back(
-        std::make_unique<Network>(spec, params, int(size), int(config.batch), access));
-  }
+  for (const MicroBatch &m : micro_)
+    networks_.push_back(std::make_unique<Network>(spec, params, int(m.size), int(config.batch),
+                                                  access, m.placement));
   for (int slot = 0; slot < 2; ++slot)
     for (size_t m = 0; m < micro; ++m) {
       const int size = networks_[m]->batch();
@@ -109,10 +138,12 @@ EpochSummary Trainer::train_epoch(size_t epoch,
     for (size_t m = 0; m < networks_.size(); ++m) {
       const Tensor &images = images_[(b % 2) * networks_.size() + m];
       const Tensor &labels = labels_[(b % 2) * networks_.size() + m];
-      submit_load_batch(batcher_, b, images, labels, micro_first_[m]);
+      submit_load_batch(batcher_, b, images, labels, micro_[m].first);
       networks_[m]->forward(images, labels, stats_);
       networks_[m]->backward(images, labels);
     }
+    // Data-parallel: the update below applies the gradients of the whole batch, every rank's.
+    if (config_.rank_sum) config_.rank_sum->sum_gradients(params_);
     const bool first_step = !momentum_started_;
     params_.submit_update({lr_at(step_), config_.momentum, config_.weight_decay, first_step});
     momentum_started_ = true;
@@ -125,6 +156,7 @@ EpochSummary Trainer::train_epoch(size_t epoch,
 
     if ((b + 1) % config_.log_every == 0 || b + 1 == batches || stop.load() ||
         reached_max_steps()) {
+      if (config_.rank_sum) config_.rank_sum->sum(stats_);
       const auto [loss, correct] = take_stats(stats_);
       const double samples = double(window_steps * config_.batch);
       if (!std::isfinite(loss))

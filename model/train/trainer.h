@@ -5,6 +5,8 @@
 #pragma once
 
 #include "model/data/batcher.h"
+#include "model/dist/batch_shards.h"
+#include "model/dist/rank_sum.h"
 #include "model/nn/network.h"
 #include "model/nn/parameter_set.h"
 #include "model/train/evaluator.h"
@@ -13,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace starcnn {
@@ -31,18 +34,40 @@ struct TrainConfig {
   // network's activations, with the parameter gradients summed (STARPU_REDUX): the same step,
   // as parallel task chains for the workers to share.
   int micro_batches = 1;
+  // The sample split (partition/split_plan.h): cpu_samples > 0 replaces micro_batches by one
+  // micro-batch of the other samples on the CUDA workers and cpu_micro_batches (0: one per CPU
+  // worker, of 4 samples or more) on the CPU workers, every op of each on its side.
+  SampleSplit samples;
   // Learning rate over the run: `lr` throughout, or cosine annealing from `lr` at step 0 to zero
   // at step `schedule_steps` (step counts from the first run, so a resumed run continues it).
   bool cosine_lr = false;
   int64_t schedule_steps = 0;
   int64_t max_steps = 0;  // steps this Trainer runs at most, over all epochs (0: no limit)
+  // Data-parallel training (model/dist/): this rank runs samples [shard.first, shard.first +
+  // shard.size) of each step's `batch` (size 0: all of them), the loss staying averaged over the
+  // whole `batch`, and `rank_sum` sums the gradients and loss statistics across ranks.
+  BatchShard shard;
+  RankSum *rank_sum = nullptr;
 };
 
-// Micro-batches for a step of `batch` samples on these workers: `requested` if positive, else the
-// default: without CUDA workers, a step of one task per op keeps one core busy at a time, so each
+// Micro-batches for a step of `batch` samples on these workers, its ops placed at `home`:
+// `requested` if positive, else the default: on the CPU workers (no CUDA worker, or a plan that
+// keeps the network on the CPU), a step of one task per op keeps one core busy at a time, so each
 // CPU worker gets a micro-batch (of 16 samples or more, so that tasks stay worth their overhead);
 // a GPU runs a whole batch best.
-int choose_micro_batches(long requested, const MachineWorkers &workers, size_t batch);
+int choose_micro_batches(long requested, const MachineWorkers &workers, size_t batch,
+                         Where home = Where::any);
+
+// The micro-batches of a step: where each starts in the batch, its size, and where it runs
+// (nullopt: as the parameter set's plan says).
+struct MicroBatch {
+  size_t first = 0, size = 0;
+  std::optional<NetworkPlacement> placement;
+};
+// The step's batch cut as `config` says (micro_batches even parts, or the sample split) for a
+// machine with `cpu_workers` CPU workers. Throws std::invalid_argument when the cut does not fit
+// the batch.
+std::vector<MicroBatch> cut_batch(const TrainConfig &config, int cpu_workers);
 
 // What split plans are made for when a step runs as `micro_batches` micro-batches: the largest
 // micro-batch, and the CPU workers the other micro-batches' chains leave it (cutting a CPU part
@@ -110,7 +135,7 @@ class Trainer {
   TrainConfig config_;
   Batcher batcher_;
   std::vector<std::unique_ptr<Network>> networks_;  // one per micro-batch
-  std::vector<size_t> micro_first_;                 // first sample of each micro-batch
+  std::vector<MicroBatch> micro_;                   // where each network's samples are
   std::unique_ptr<Evaluator> evaluator_;
   std::vector<Tensor> images_, labels_;  // [slot * micro-batches + micro-batch]
   Tensor stats_;

@@ -9,11 +9,10 @@ set -euo pipefail
 train=$1
 infer=$2
 data_dir=$3
-[[ -f $data_dir/mnist/t10k-images-idx3-ubyte ]] || { echo "no MNIST under $data_dir: skipped"; exit 77; }
-
-out=$(mktemp -d "${TMPDIR:-/tmp}/starcnn-infer-test.XXXXXX")
-trap 'rm -rf "$out"' EXIT
-fail() { echo "FAIL: $*"; [[ -f $out/log ]] && sed 's/^/  | /' "$out/log"; exit 1; }
+# shellcheck source=tests/apps/test_support.sh
+. "$(dirname "$0")/test_support.sh"
+needs_mnist "$data_dir" t10k-images-idx3-ubyte
+make_scratch infer-test
 
 "$train" --data mnist --data-dir "$data_dir" --batch 32 --max-steps 20 --eval-every 0 \
   --checkpoint "$out/net.safetensors" >"$out/log" 2>&1 || fail "train exited with status $?"

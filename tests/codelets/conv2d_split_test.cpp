@@ -24,18 +24,6 @@ using testing::ConvProblem;
 using testing::ConvResults;
 using testing::RegisteredVector;
 
-// The whole layer as one slice.
-ConvResults run_unsplit(const ConvProblem &p) {
-  const Conv2dShape &s = p.shape;
-  RegisteredVector xh(p.x), wh(p.w), bh(p.b), dyh(p.r), yh(s.y_count(), -7.0f),
-      dwh(s.w_count(), -7.0f), dbh(s.b_count(), -7.0f), dxh(s.x_count(), -7.0f);
-  submit_conv2d_forward(xh.handle(), wh.handle(), bh.handle(), yh.handle(), s);
-  submit_conv2d_backward_filter(xh.handle(), dyh.handle(), dwh.handle(), dbh.handle(), s);
-  submit_conv2d_backward_data(wh.handle(), dyh.handle(), dxh.handle(), s,
-                              GradientAccess::overwrite);
-  return {yh.read(), dwh.read(), dbh.read(), dxh.read()};
-}
-
 // The layer split into slices of `filters` filters each, as the design's task graph does it.
 ConvResults run_split(const ConvProblem &p, const std::vector<uint32_t> &filters) {
   const Conv2dShape &s = p.shape;
@@ -90,7 +78,7 @@ TEST_P(Conv2dSplitTest, SplitFiltersGiveTheUnsplitResults) {
   uint32_t seed = 60;
   for (const Conv2dShape &s : shapes) {
     const ConvProblem p = testing::random_problem(s, seed += 10);
-    const ConvResults whole = run_unsplit(p);
+    const ConvResults whole = testing::run_whole_layer(p);
     // The unsplit run itself is checked against the float64 reference.
     testing::expect_close(whole.y, testing::reference_forward(s, p.x, p.w, p.b));
     testing::expect_close(whole.dx, testing::reference_backward_data(s, p.w, p.r));

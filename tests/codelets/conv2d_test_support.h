@@ -6,8 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "codelets/conv2d/conv2d_backward_data.h"
+#include "codelets/conv2d/conv2d_backward_filter.h"
+#include "codelets/conv2d/conv2d_forward.h"
 #include "codelets/conv2d/conv2d_shape.h"
 #include "tests/support/random_data.h"
+#include "tests/support/registered_vector.h"
 #include "tests/support/vector_partition.h"
 
 namespace starcnn::testing {
@@ -22,6 +26,20 @@ struct ConvProblem {
 struct ConvResults {
   std::vector<float> y, dw, db, dx;
 };
+
+// The whole layer as one task of each op (forward, backward filter, backward data) on `where`,
+// outputs starting as garbage (-7) so that an unwritten element shows.
+inline ConvResults run_whole_layer(const ConvProblem &p, Where where = Where::any) {
+  const Conv2dShape &s = p.shape;
+  RegisteredVector xh(p.x), wh(p.w), bh(p.b), dyh(p.r), yh(s.y_count(), -7.0f),
+      dwh(s.w_count(), -7.0f), dbh(s.b_count(), -7.0f), dxh(s.x_count(), -7.0f);
+  submit_conv2d_forward(xh.handle(), wh.handle(), bh.handle(), yh.handle(), s, where);
+  submit_conv2d_backward_filter(xh.handle(), dyh.handle(), dwh.handle(), dbh.handle(), s,
+                                GradientAccess::overwrite, where);
+  submit_conv2d_backward_data(wh.handle(), dyh.handle(), dxh.handle(), s, GradientAccess::overwrite,
+                              where);
+  return {yh.read(), dwh.read(), dbh.read(), dxh.read()};
+}
 
 inline ConvProblem random_problem(const Conv2dShape &s, uint32_t seed) {
   return {s, random_floats(s.x_count(), seed), random_floats(s.w_count(), seed + 1),

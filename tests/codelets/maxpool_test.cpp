@@ -122,17 +122,21 @@ void expect_matches_differences(const std::vector<float> &dx, const std::vector<
 
 class MaxpoolTest : public testing::CpuSchedulerTest {};
 
+// Pools x with a forward task and compares P and argmax with the float64 reference.
+void expect_forward_matches_reference(const std::vector<float> &x, const MaxpoolShape &s) {
+  RegisteredVector xh(x), ph(s.out_size(), -7.0f);
+  RegisteredIntVector ah(s.out_size(), -7);
+  submit_maxpool_forward(xh.handle(), ph.handle(), ah.handle(), s);
+  const Pooled want = reference_maxpool(to_double(x), s);
+  EXPECT_EQ(to_double(ph.read()), want.p);
+  EXPECT_EQ(ah.read(), want.argmax);
+}
+
 TEST_P(MaxpoolTest, ForwardMatchesReference) {
   uint32_t seed = 1;
   for (const MaxpoolShape &s : kShapes) {
     SCOPED_TRACE(describe(s));
-    const auto x = testing::random_floats(s.in_size(), ++seed);
-    RegisteredVector xh(x), ph(s.out_size(), -7.0f);
-    RegisteredIntVector ah(s.out_size(), -7);
-    submit_maxpool_forward(xh.handle(), ph.handle(), ah.handle(), s);
-    const Pooled want = reference_maxpool(to_double(x), s);
-    EXPECT_EQ(to_double(ph.read()), want.p);
-    EXPECT_EQ(ah.read(), want.argmax);
+    expect_forward_matches_reference(testing::random_floats(s.in_size(), ++seed), s);
   }
   EXPECT_EQ(testing::count_tasks().cpu_tasks, int(std::size(kShapes)));
 }
@@ -143,12 +147,7 @@ TEST_P(MaxpoolTest, TiesGoToTheFirstMaximum) {
   std::mt19937 gen(7);
   std::vector<float> x(s.in_size());
   for (float &v : x) v = float(int(gen() % 3) - 1);
-  RegisteredVector xh(x), ph(s.out_size(), -7.0f);
-  RegisteredIntVector ah(s.out_size(), -7);
-  submit_maxpool_forward(xh.handle(), ph.handle(), ah.handle(), s);
-  const Pooled want = reference_maxpool(to_double(x), s);
-  EXPECT_EQ(to_double(ph.read()), want.p);
-  EXPECT_EQ(ah.read(), want.argmax);
+  expect_forward_matches_reference(x, s);
   // A window of equal values points at its top-left element.
   std::vector<float> flat(16, 0.5f);
   RegisteredVector fh(flat), fph(4, -7.0f);

@@ -45,6 +45,12 @@ ConvResults cpu_results(const ConvProblem &p) {
 void expect_near_cpu(const std::vector<float> &got, const std::vector<float> &want) {
   testing::expect_near_scaled(got, want, 1e-4);
 }
+void expect_near_cpu(const ConvResults &got, const ConvResults &want) {
+  expect_near_cpu(got.y, want.y);
+  expect_near_cpu(got.dw, want.dw);
+  expect_near_cpu(got.db, want.db);
+  expect_near_cpu(got.dx, want.dx);
+}
 
 class Conv2dCudaTest : public testing::CudaSchedulerTest {};
 
@@ -56,18 +62,7 @@ TEST_P(Conv2dCudaTest, ForwardAndBackwardOnCudaMatchCpu) {
   for (const Conv2dShape &s : testing::test_shapes()) {
     SCOPED_TRACE(testing::describe(s));
     const ConvProblem p = testing::random_problem(s, seed += 10);
-    RegisteredVector xh(p.x), wh(p.w), bh(p.b), dyh(p.r), yh(s.y_count(), -7.0f),
-        dwh(s.w_count(), -7.0f), dbh(s.b_count(), -7.0f), dxh(s.x_count(), -7.0f);
-    submit_conv2d_forward(xh.handle(), wh.handle(), bh.handle(), yh.handle(), s, Where::cuda);
-    submit_conv2d_backward_filter(xh.handle(), dyh.handle(), dwh.handle(), dbh.handle(), s,
-                                  GradientAccess::overwrite, Where::cuda);
-    submit_conv2d_backward_data(wh.handle(), dyh.handle(), dxh.handle(), s,
-                                GradientAccess::overwrite, Where::cuda);
-    const ConvResults cpu = cpu_results(p);
-    expect_near_cpu(yh.read(), cpu.y);
-    expect_near_cpu(dwh.read(), cpu.dw);
-    expect_near_cpu(dbh.read(), cpu.db);
-    expect_near_cpu(dxh.read(), cpu.dx);
+    expect_near_cpu(testing::run_whole_layer(p, Where::cuda), cpu_results(p));
   }
   const testing::WorkerCounts counts = testing::count_tasks();
   EXPECT_EQ(counts.cuda_tasks, 3 * int(testing::test_shapes().size()));
@@ -151,11 +146,7 @@ TEST_P(Conv2dCudaTest, SlicesOnCudaAndCpuGiveTheUnsplitResult) {
   }
   for (starpu_data_handle_t h : {wh.handle(), bh.handle(), dwh.handle(), dbh.handle()})
     starpu_data_unpartition(h, STARPU_MAIN_RAM);
-  const ConvResults cpu = cpu_results(p);
-  expect_near_cpu(yh.read(), cpu.y);
-  expect_near_cpu(dwh.read(), cpu.dw);
-  expect_near_cpu(dbh.read(), cpu.db);
-  expect_near_cpu(dxh.read(), cpu.dx);
+  expect_near_cpu({yh.read(), dwh.read(), dbh.read(), dxh.read()}, cpu_results(p));
   const testing::WorkerCounts counts = testing::count_tasks();
   EXPECT_GE(counts.cuda_tasks, 3);
   EXPECT_GE(counts.cpu_tasks, 3);

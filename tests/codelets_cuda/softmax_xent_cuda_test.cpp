@@ -38,6 +38,20 @@ struct Stats : RegisteredVector {
 
 class SoftmaxXentCudaTest : public testing::CudaSchedulerTest {};
 
+// The CPU kernels' stats and dZ for the whole of z (the batch size is shape.n).
+struct CpuResults {
+  float stats[kXentStatsSize] = {0.0f, 0.0f};
+  std::vector<float> dz;
+};
+CpuResults cpu_results(const std::vector<float> &z, const std::vector<int32_t> &labels,
+                       const SoftmaxXentShape &shape) {
+  CpuResults r;
+  r.dz.resize(z.size());
+  softmax_xent_forward_cpu(z.data(), labels.data(), r.stats, shape);
+  softmax_xent_backward_cpu(z.data(), labels.data(), r.dz.data(), shape, shape.n);
+  return r;
+}
+
 // Batch 1, one class, fewer and more classes than a warp's 32 lanes, and more rows than the
 // capped grid covers in one pass (65535 blocks of 8 rows).
 const SoftmaxXentShape kShapes[] = {{1, 1},     {1, 10},   {7, 3},     {256, 10},
@@ -50,10 +64,7 @@ TEST_P(SoftmaxXentCudaTest, ForwardAndBackwardOnCudaMatchCpu) {
     const size_t size = size_t(s.n) * s.classes;
     const auto z = testing::random_floats(size, ++seed, -5.0f, 5.0f);
     const auto labels = random_labels(s.n, s.classes, ++seed);
-    float want_stats[kXentStatsSize] = {0.0f, 0.0f};
-    std::vector<float> want_dz(size);
-    softmax_xent_forward_cpu(z.data(), labels.data(), want_stats, s);
-    softmax_xent_backward_cpu(z.data(), labels.data(), want_dz.data(), s, s.n);
+    const CpuResults want = cpu_results(z, labels, s);
 
     RegisteredVector zh(z), dzh(size, -7.0f);
     RegisteredIntVector lh(labels);
@@ -61,9 +72,9 @@ TEST_P(SoftmaxXentCudaTest, ForwardAndBackwardOnCudaMatchCpu) {
     submit_softmax_xent_forward(zh.handle(), lh.handle(), stats.handle(), s, Where::cuda);
     submit_softmax_xent_backward(zh.handle(), lh.handle(), dzh.handle(), s, s.n, Where::cuda);
     const auto got = stats.read();
-    EXPECT_NEAR(got[0], want_stats[0], 1e-4f * (1.0f + std::fabs(want_stats[0])));
-    EXPECT_EQ(got[1], want_stats[1]);
-    testing::expect_near(dzh.read(), want_dz, 1e-5f / float(s.n));
+    EXPECT_NEAR(got[0], want.stats[0], 1e-4f * (1.0f + std::fabs(want.stats[0])));
+    EXPECT_EQ(got[1], want.stats[1]);
+    testing::expect_near(dzh.read(), want.dz, 1e-5f / float(s.n));
   }
   // Every forward and backward ran on a CUDA worker; the reduction's add tasks (at most one per
   // read) may run on either kind.
@@ -81,10 +92,7 @@ TEST_P(SoftmaxXentCudaTest, SubBatchesOnBothKindsOfWorker) {
   const size_t size = size_t(whole.n) * whole.classes;
   const auto z = testing::random_floats(size, 41, -5.0f, 5.0f);
   const auto labels = random_labels(whole.n, whole.classes, 42);
-  float want_stats[kXentStatsSize] = {0.0f, 0.0f};
-  std::vector<float> want_dz(size);
-  softmax_xent_forward_cpu(z.data(), labels.data(), want_stats, whole);
-  softmax_xent_backward_cpu(z.data(), labels.data(), want_dz.data(), whole, whole.n);
+  const CpuResults want = cpu_results(z, labels, whole);
 
   RegisteredVector zh(z), dzh(size, -7.0f);
   RegisteredIntVector lh(labels);
@@ -104,9 +112,9 @@ TEST_P(SoftmaxXentCudaTest, SubBatchesOnBothKindsOfWorker) {
   for (starpu_data_handle_t h : {zh.handle(), dzh.handle(), lh.handle()})
     starpu_data_unpartition(h, STARPU_MAIN_RAM);
   const auto got = stats.read();
-  EXPECT_NEAR(got[0] / float(whole.n), want_stats[0] / float(whole.n), 1e-5f);
-  EXPECT_EQ(got[1], want_stats[1]);
-  testing::expect_near(dzh.read(), want_dz, 1e-5f / float(whole.n));
+  EXPECT_NEAR(got[0] / float(whole.n), want.stats[0] / float(whole.n), 1e-5f);
+  EXPECT_EQ(got[1], want.stats[1]);
+  testing::expect_near(dzh.read(), want.dz, 1e-5f / float(whole.n));
   const testing::WorkerCounts counts = testing::count_tasks();
   EXPECT_GE(counts.cuda_tasks, int(filter.nchildren));
   EXPECT_GE(counts.cpu_tasks, int(filter.nchildren));

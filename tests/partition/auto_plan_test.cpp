@@ -13,14 +13,16 @@
 namespace starcnn {
 namespace {
 
-// Every conv task costs overhead + per_filter * filters on one worker of a side (whatever the op),
-// a merge or split `merge`, a copy `per_byte` * bytes.
+// Every conv task costs overhead + per_filter * filters * samples / batch on one worker of a
+// side (whatever the op): per_filter is one filter over a whole batch of `batch` samples. A merge
+// or split costs `merge`, a copy `per_byte` * bytes.
 struct LinearCosts : CostTable {
   double cpu_per_filter = 1, cuda_per_filter = 1, cpu_overhead = 0, cuda_overhead = 0;
-  double merge = 0, split = 0, per_byte = 0;
+  double merge = 0, split = 0, per_byte = 0, batch = 64;
   double conv_us(ConvOp, const Conv2dShape &shape, bool, Side side) const override {
-    return side == Side::cpu ? cpu_overhead + cpu_per_filter * shape.c_out
-                             : cuda_overhead + cuda_per_filter * shape.c_out;
+    const double work = double(shape.c_out) * double(shape.n) / batch;
+    return side == Side::cpu ? cpu_overhead + cpu_per_filter * work
+                             : cuda_overhead + cuda_per_filter * work;
   }
   double merge_us(const MergeShape &, bool is_split, Side) const override {
     return is_split ? split : merge;
@@ -90,11 +92,13 @@ TEST(AutoPlan, WithoutCudaWorkersEveryLayerIsAllCpuEvenUnpredicted) {
   EXPECT_EQ(choices[0].plan.describe(), "6@cpu/2");
   EXPECT_EQ(choices[1].plan.describe(), "16@cpu/2");
   EXPECT_TRUE(std::isnan(choices[0].predicted_us));
-  // What the caller would calibrate: the CPU tasks of 3 and 8 filters and their merges.
+  // What the caller would calibrate: the CPU tasks, each layer's 6 or 16 filters on a block of
+  // 32 samples (64 cut for 2 workers), and their merges.
   EXPECT_FALSE(missing.convs().empty());
   for (const MissingCosts::Conv &c : missing.convs()) {
     EXPECT_EQ(c.side, Side::cpu);
-    EXPECT_TRUE(c.shape.c_out == 3 || c.shape.c_out == 8) << c.shape.c_out;
+    EXPECT_TRUE(c.shape.c_out == 6 || c.shape.c_out == 16) << c.shape.c_out;
+    EXPECT_EQ(c.shape.n, 32u);
   }
   EXPECT_EQ(missing.merges().size(), 4u);  // merge and split of each layer
 }
@@ -111,9 +115,9 @@ TEST(AutoPlan, SeveralCandidatesAndNoPredictionIsAnError) {
   EXPECT_THROW(choose_auto_plans(lenet_layers(), {4, 1}, none), std::runtime_error);
 }
 
-TEST(AutoPlan, AGpuTenTimesFasterThanAllCpuWorkersKeepsEveryLayerWholeOnIt) {
+TEST(AutoPlan, AGpuTwentyTimesFasterThanAllCpuWorkersKeepsEveryLayerWholeOnIt) {
   LinearCosts costs;
-  costs.cpu_per_filter = 40;  // 4 workers: the CPU side does a filter in 10, the GPU in 1
+  costs.cpu_per_filter = 80;  // 4 workers: the CPU side does a filter in 20, the GPU in 1
   costs.cuda_per_filter = 1;
   const std::vector<AutoChoice> choices = choose_auto_plans(lenet_layers(), {4, 1}, costs);
   ASSERT_EQ(choices.size(), 2u);
@@ -156,6 +160,7 @@ TEST(AutoPlan, TiesGoToTheWholeCudaPlan) {
   // One worker a side, same speed, free copies: all-CPU, all-CUDA and half/half cost the same
   // per side, and the split's penalty leaves the whole CUDA plan.
   LinearCosts same;
+  same.batch = 8;
   same.cpu_per_filter = same.cuda_per_filter = 1;
   same.merge = same.split = 0;
   AutoPlanOptions no_penalty;
@@ -174,6 +179,7 @@ TEST(AutoPlan, TiesGoToTheWholeCudaPlan) {
 
 TEST(AutoPlan, ASplitMustBeatTheWholePlanByTheMinimumGain) {
   LinearCosts costs;
+  costs.batch = 8;
   costs.cpu_per_filter = costs.cuda_per_filter = 1;
   const std::vector<AutoLayer> one = {{"conv", Conv2dShape{8, 4, 8, 8, 4, 3, 1, 1}, true, {}}};
   costs.merge = 5.5;  // the split saves 6 - 5.5 = 0.5 of 12: about 4%
@@ -192,16 +198,18 @@ TEST(AutoPlan, LayerTimeAddsCopiesComputeAndMergeAsDocumented) {
   costs.merge = 5;
   costs.split = 7;
   costs.per_byte = 0.001;
-  // X: 1x1x10x10 = 400 bytes; Y: 8x8 per filter; the CPU's 2 filters are 2 tasks of 1 filter.
+  costs.batch = 1;
+  // X: 1x1x10x10 = 400 bytes; Y: 8x8 per filter; the CPU's 2 filters are one task (2 tasks asked
+  // for, but one sample cannot be cut).
   const AutoLayer layer{"conv", Conv2dShape{1, 1, 10, 10, 4, 3, 1, 0}, true, {}};
   const SplitPlan plan = parse_split_plan("cpu:2", 4, {2, 1});
   Side out = Side::cpu;
   const double us = predict_layer_us(layer, plan, Side::cuda, {2, 1}, costs, &out);
   EXPECT_EQ(out, Side::cuda);
-  // forward  max(CPU: X in 0.4 + 10 + Y out 0.512, CUDA: 2 + 2) = 10.912
-  // backward max(CPU: dY in 0.512 + 4 tasks of 10 on 2 workers 20 + dX out 0.4, CUDA: 4 + 4)
+  // forward  max(CPU: X in 0.4 + 20 + Y out 0.512, CUDA: 2 + 2) = 20.912
+  // backward max(CPU: dY in 0.512 + 2 tasks of 20 on 2 workers 20 + dX out 0.4, CUDA: 4 + 4)
   // merge 5 + split 7
-  EXPECT_NEAR(us, 10.912 + 20.912 + 12.0, 1e-9);
+  EXPECT_NEAR(us, 20.912 + 20.912 + 12.0, 1e-9);
 }
 
 TEST(AutoPlan, AnUnknownCopyMakesThePlanUnknown) {
@@ -228,16 +236,35 @@ TEST(AutoPlan, FixedLayersKeepTheirPlanAndSetWhereTheNextInputLives) {
   EXPECT_EQ(choices[1].plan.describe(), "16@cuda");  // copies back to the host cost too much
 }
 
-TEST(AutoPlan, TaskPartsCutPlansAsTheConvLayerDoes) {
+// Every plan's tasks tile the layer's output exactly once: each part's filters over every sample,
+// a part of T tasks cut into min(T, n) sample blocks of sizes that differ by one at most.
+TEST(AutoPlan, PartTasksTileTheOutputBySamples) {
   const MachineWorkers machine{4, 1};
-  for (const char *text : {"none", "even:3", "cpu:6", "cpu:3", "cpu:2", "5@cpu/2,3@cuda,1@any"}) {
-    const SplitPlan plan = parse_split_plan(text, 9, machine);
-    const ConvParts layer_parts = parts_of(plan);
-    const std::vector<SplitPart> parts = task_parts(plan);
-    ASSERT_EQ(parts.size(), layer_parts.filters.size()) << text;
-    for (size_t i = 0; i < parts.size(); ++i) {
-      EXPECT_EQ(parts[i].filters, layer_parts.filters[i]) << text;
-      EXPECT_EQ(parts[i].where, layer_parts.where[i]) << text;
+  for (uint32_t n : {1u, 3u, 10u}) {
+    for (const char *text : {"none", "even:3", "cpu:6", "cpu:3", "5@cpu/2,3@cuda,1@any/7"}) {
+      SCOPED_TRACE(std::string(text) + " n=" + std::to_string(n));
+      const SplitPlan plan = parse_split_plan(text, 9, machine);
+      const std::vector<PartTask> tasks = part_tasks(plan, n);
+      std::vector<std::vector<int>> covered(9, std::vector<int>(n, 0));
+      size_t expected_tasks = 0;
+      for (const SplitPart &part : plan.parts)
+        expected_tasks += std::min<size_t>(size_t(part.tasks), n);
+      ASSERT_EQ(tasks.size(), expected_tasks);
+      for (const PartTask &t : tasks) {
+        const SplitPart &part = plan.parts[t.part];
+        EXPECT_EQ(t.filters, part.filters);
+        EXPECT_EQ(t.where, part.where);
+        const uint32_t blocks = std::min<uint32_t>(uint32_t(part.tasks), n);
+        EXPECT_TRUE(t.samples == n / blocks || t.samples == n / blocks + 1) << t.samples;
+        for (int c = t.first_channel; c < t.first_channel + t.filters; ++c)
+          for (uint32_t i = t.first_sample; i < t.first_sample + t.samples; ++i) ++covered[c][i];
+      }
+      for (const auto &channel : covered)
+        for (int count : channel) ASSERT_EQ(count, 1);
+      if (tasks.size() > 1) {
+        const MergeShape merge = merge_shape_of(tasks, n, 4, 9);
+        EXPECT_EQ(merge.parts, tasks.size());
+      }
     }
   }
 }

@@ -73,6 +73,23 @@ TEST(SplitPlan, ErrorsQuoteThePlanAndSayWhy) {
   EXPECT_NE(error_of("bogus", 6).find("split plan 'bogus'"), std::string::npos);
 }
 
+// Part sizes that would wrap int when summed (2147483647 + 2147483647 + 8 wrapped to 6 and passed
+// the check) are refused by size, and a sum of many parts is computed without wrapping.
+TEST(SplitPlan, HugeNumbersAreRefusedNotWrapped) {
+  const std::string wrap = error_of("2147483647@any,2147483647@any,8@any", 6);
+  EXPECT_NE(wrap.find("2147483647 is too large (at most 1048576)"), std::string::npos) << wrap;
+  for (const char *text :
+       {"99999999999@cpu", "even:4294967302", "cpu:2147483648", "1@cpu/2147483647"})
+    EXPECT_NE(error_of(text, 6).find("too large"), std::string::npos)
+        << text << ": " << error_of(text, 6);
+  // 2100 parts of 1048576 filters: 2202009600 in all, more than int holds.
+  std::string many;
+  for (int i = 0; i < 2100; ++i) many += (i ? "," : "") + std::string("1048576@any");
+  EXPECT_NE(error_of(many, 6).find("parts add up to 2202009600 filters"), std::string::npos);
+  for (const char *text : {"+3@cpu,3@cpu", " 3@cpu,3@cpu", "3@cpu,0x3@cpu", "00@cpu,6@cpu"})
+    EXPECT_NE(error_of(text, 6).find("positive whole number"), std::string::npos) << text;
+}
+
 TEST(NetworkPlan, DefaultAndOverrides) {
   const NetworkPlanText plans = parse_network_plan("even:2;conv2=cpu:4;conv3=none");
   EXPECT_EQ(plans.plan_for("conv1"), "even:2");

@@ -245,6 +245,23 @@ class TraceReportTest(unittest.TestCase):
         self.assertRegex(text, r"node 0 -> 1\s+2\s+0\.004\s+0\.900\s+0\.00\s+0\.006\n")
         self.assertNotIn("trace.png panels", text)  # --no-plot
 
+    def test_ranks_of_a_run_under_mpirun_are_told_apart(self):
+        # Worker 0 of rank 0 busy 1 ms, worker 0 of rank 1 busy 3 ms (the same WorkerId).
+        with open(os.path.join(self.dir, "tasks.rec"), "w") as f:
+            for rank, start, end in ((0, 100.0, 101.0), (1, 102.0, 105.0)):
+                f.write(f"Name: starcnn_relu\nWorkerId: 0\nMemoryNode: 0\nMPIRank: {rank}\n"
+                        f"StartTime: {start}\nEndTime: {end}\n\n")
+        with open(os.path.join(self.dir, "paje.trace"), "w") as f:
+            f.write(PAJE_HEADER + "7\t1.0\t0_w0\tW\t0_t1\t0_CPU0\n"
+                    "7\t1.0\t1_w0\tW\t1_t1\t1_CPU0\n")
+        workers, _, _ = report.read_paje(os.path.join(self.dir, "paje.trace"))
+        self.assertEqual(sorted(workers.values()), ["0_CPU0", "1_CPU0"])
+        self.assertEqual(run_report(self.dir, "--no-plot"), 0)
+        with open(os.path.join(self.dir, "summary.txt")) as f:
+            rows = {line.split()[0]: line.split()[1:] for line in f if line.strip()}
+        self.assertEqual(rows["0_CPU0"][0], "1.000")
+        self.assertEqual(rows["1_CPU0"][0], "3.000")
+
     def test_summary_without_paje_says_so(self):
         run_report(self.dir, "--no-plot")
         with open(os.path.join(self.dir, "summary.txt")) as f:

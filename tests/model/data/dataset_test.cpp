@@ -169,6 +169,14 @@ TEST(Dataset, LoadErrorsNameTheFile) {
                {dir.file("mnist/t10k-labels-idx1-ubyte"), "corrupt", "label 200"});
 }
 
+// A set of no samples would "evaluate" to accuracy 0 and loss 0: it is an error naming the file.
+TEST(Dataset, EmptySetIsAnError) {
+  TempDir dir;
+  write_fake_idx_set(dir, "mnist", "t10k", {}, {});
+  expect_error([&] { load_dataset("mnist", Subset::test, dir.path()); },
+               {dir.file("mnist/t10k-images-idx3-ubyte"), "holds no images"});
+}
+
 TEST(Dataset, DefaultDataDirFollowsEnvironment) {
   const char *saved = std::getenv("STARCNN_DATA_DIR");
   const std::string old = saved ? saved : "";

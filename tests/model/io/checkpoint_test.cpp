@@ -1,12 +1,19 @@
 // Checkpoints: parameters, momentum and metadata survive a save and load, and loading against a
 // different network names the first mismatch.
 #include "model/io/checkpoint.h"
+#include "model/io/atomic_file.h"
 #include "tests/support/random_data.h"
 #include "tests/support/scratch_dir.h"
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cmath>
 #include <cstring>
+#include <fstream>
+#include <limits>
 
 namespace starcnn {
 namespace {
@@ -181,6 +188,149 @@ TEST(Checkpoint, PreprocessRoundTripsEveryFloat) {
   EXPECT_EQ(back.pad, 4);
   EXPECT_EQ(back.mean, p.mean);
   EXPECT_EQ(back.stddev, p.stddev);
+}
+
+std::string read_raw_file(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// A NaN or an infinity is never written (the file keeps its last good content) and never read.
+TEST(Checkpoint, NonFiniteWeightsAreNeitherSavedNorLoaded) {
+  ScratchDir dir;
+  const std::string path = dir.file("c.safetensors");
+  const Checkpoint good = lenet_checkpoint(true);
+  save_checkpoint(path, good);
+  const std::string before = read_raw_file(path);
+  const float bad_values[] = {std::numeric_limits<float>::quiet_NaN(),
+                              std::numeric_limits<float>::infinity(),
+                              -std::numeric_limits<float>::infinity()};
+  for (const float bad : bad_values) {
+    for (const bool in_momentum : {false, true}) {
+      Checkpoint c = good;
+      (in_momentum ? c.momentum : c.parameters)[2].values[5] = bad;
+      const std::string name = c.parameters[2].name + "[5] is " + (std::isnan(bad) ? "nan" : "inf");
+      EXPECT_EQ(first_non_finite(in_momentum ? c.momentum : c.parameters), name);
+      try {
+        save_checkpoint(path, c);
+        ADD_FAILURE() << "saved " << name;
+      } catch (const SafetensorsError &e) {
+        EXPECT_NE(std::string(e.what()).find(
+                      "not written: " + std::string(in_momentum ? "momentum " : "") + name),
+                  std::string::npos)
+            << e.what();
+      }
+      EXPECT_EQ(read_raw_file(path), before);
+      EXPECT_EQ(dir.listing(), std::vector<std::string>{"c.safetensors"});
+
+      // The same file written by another tool: refused on reading, with the tensor named.
+      TensorFile raw = read_safetensors(path);
+      for (NamedTensor &t : raw.tensors)
+        if (t.name == (in_momentum ? momentum_prefix : "") + c.parameters[2].name)
+          t.values[5] = bad;
+      const std::string bad_path = dir.file("bad.safetensors");
+      write_safetensors(bad_path, raw);
+      const std::string message = load_error(bad_path, load_network("lenet"));
+      EXPECT_NE(message.find(bad_path), std::string::npos) << message;
+      EXPECT_NE(message.find("[5] is " + std::string(std::isnan(bad) ? "nan" : "inf")),
+                std::string::npos)
+          << message;
+      std::remove(bad_path.c_str());
+    }
+  }
+}
+
+TEST(Checkpoint, ResumeNeedsTheSameNetworkAndPreprocessing) {
+  const Checkpoint c = lenet_checkpoint(false);
+  const NetworkSpec lenet = load_network("lenet");
+  EXPECT_NO_THROW(check_same_run(c, lenet, c.preprocess, "c"));
+  // Comments and spacing do not matter, the layers do.
+  EXPECT_NO_THROW(
+      check_same_run(c, parse_network("# a copy\n" + lenet.text + "\n\n"), c.preprocess, "c"));
+  auto error = [&](const NetworkSpec &spec, const Preprocess &pre) {
+    try {
+      check_same_run(c, spec, pre, "c.safetensors");
+    } catch (const SafetensorsError &e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  // One more relu changes no tensor, but it is another network.
+  std::string text = lenet.text;
+  text.insert(text.rfind("linear"), "relu\n");
+  const std::string relu = error(parse_network(text, "more.net"), c.preprocess);
+  EXPECT_NE(relu.find("checkpoint c.safetensors: layer "), std::string::npos) << relu;
+  EXPECT_NE(relu.find("in more.net it is"), std::string::npos) << relu;
+  const std::string pre = error(lenet, Preprocess{2, {0.2860f}, {0.3530f}});
+  EXPECT_NE(pre.find("trained with preprocessing {\"pad\": 2, \"mean\": [0.1307]"),
+            std::string::npos)
+      << pre;
+  EXPECT_NE(pre.find("this run's data set has {\"pad\": 2, \"mean\": [0.286]"), std::string::npos)
+      << pre;
+  const std::string channels = error(with_input_channels(lenet, 3), c.preprocess);
+  EXPECT_NE(channels.find("takes 1x32x32 inputs"), std::string::npos) << channels;
+}
+
+// A save killed before its rename leaves PATH.tmp.XXXXXX behind: the next save removes those,
+// and only those.
+TEST(Checkpoint, NextSaveRemovesStaleTemporaries) {
+  ScratchDir dir;
+  const std::string path = dir.file("c.safetensors");
+  for (const char *name :
+       {"c.safetensors.tmp.Ab3dE9", "c.safetensors.tmp.zzzzzz", "c.safetensors.tmp.toolong7",
+        "c.safetensors.tmp.ab-de_", "other.safetensors.tmp.Ab3dE9"})
+    std::ofstream(dir.file(name)) << std::string(4096, 'x');
+  ASSERT_EQ(mkdir(dir.file("c.safetensors.tmp.dir123").c_str(), 0700), 0);
+  save_checkpoint(path, lenet_checkpoint(false));
+  EXPECT_EQ(dir.listing(),
+            (std::vector<std::string>{"c.safetensors", "c.safetensors.tmp.ab-de_",
+                                      "c.safetensors.tmp.dir123", "c.safetensors.tmp.toolong7",
+                                      "other.safetensors.tmp.Ab3dE9"}));
+}
+
+TEST(Checkpoint, DestinationIsCheckedBeforeTheRun) {
+  ScratchDir dir;
+  EXPECT_NO_THROW(check_writable_destination(dir.file("c.safetensors")));
+  EXPECT_EQ(dir.listing(), std::vector<std::string>{}) << "the probe file must be removed";
+  std::ofstream(dir.file("plain")) << "x";
+  ASSERT_EQ(mkdir(dir.file("sub").c_str(), 0700), 0);
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"/nonexistent/dir/c.safetensors", "no directory /nonexistent/dir"},
+      {dir.file("plain") + "/c.safetensors", "is not a directory"},
+      {dir.file("sub"), "it is a directory"},
+      {"/proc/c.safetensors", "cannot create a file in /proc"},
+  };
+  for (const auto &[path, problem] : bad) {
+    try {
+      check_writable_destination(path);
+      ADD_FAILURE() << path << " accepted";
+    } catch (const AtomicFileError &e) {
+      const std::string message = e.what();
+      EXPECT_NE(message.find("cannot write " + path), std::string::npos) << message;
+      EXPECT_NE(message.find(problem), std::string::npos) << message;
+    }
+  }
+}
+
+// 400,000 keys in a 24 MB header (under the 100 MB cap): refused in seconds, not minutes.
+TEST(Checkpoint, HeaderOfManyKeysIsQuick) {
+  ScratchDir dir;
+  const std::string path = dir.file("many.safetensors");
+  std::string header = "{";
+  for (int i = 0; i < 400000; ++i)
+    header += "\"tensor" + std::to_string(i) +
+              "\": {\"dtype\": \"F32\", \"shape\": [0], \"data_offsets\": [0, 0]}, ";
+  header += "\"last\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [0, 4]}}";
+  std::string bytes;
+  for (int i = 0; i < 8; ++i) bytes += char((uint64_t(header.size()) >> (8 * i)) & 0xFF);
+  bytes += header + std::string(4, '\0');
+  std::ofstream(path, std::ios::binary) << bytes;
+  const auto start = std::chrono::steady_clock::now();
+  const std::string message = load_error(path, load_network("lenet"));
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_NE(message.find("metadata has no \"format\""), std::string::npos) << message;
+  EXPECT_LT(seconds, 60.0);  // about 2 s alone; the quadratic check took over 6 minutes
 }
 
 }  // namespace

@@ -61,7 +61,10 @@ void expect_same_bits(const NamedTensor &a, const NamedTensor &b) {
   EXPECT_EQ(a.name, b.name);
   EXPECT_EQ(a.shape, b.shape);
   ASSERT_EQ(a.values.size(), b.values.size()) << a.name;
-  EXPECT_EQ(std::memcmp(a.values.data(), b.values.data(), 4 * a.values.size()), 0) << a.name;
+  // memcmp must not see the null data() of an empty vector (UBSan: null argument).
+  if (!a.values.empty()) {
+    EXPECT_EQ(std::memcmp(a.values.data(), b.values.data(), 4 * a.values.size()), 0) << a.name;
+  }
 }
 
 TEST(Safetensors, RoundTripOfRandomTensors) {
@@ -102,7 +105,7 @@ TEST(Safetensors, WritesTheExpectedBytes) {
   file.tensors.push_back({"x", {2}, {1.0f, -2.5f}});
   file.metadata["k"] = "v";
   std::string header =
-      R"({"__metadata__":{"k":"v"},"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
+      R"({"__metadata__": {"k": "v"}, "x": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}})";
   header.append((8 - header.size() % 8) % 8, ' ');
   // 1.0f = 0x3F800000, -2.5f = 0xC0200000, little-endian.
   std::string expected =
@@ -263,7 +266,7 @@ TEST(Safetensors, MissingFileNamesIt) {
     read_safetensors(dir.file("absent.safetensors"));
     FAIL() << "no error";
   } catch (const SafetensorsError &e) {
-    EXPECT_NE(std::string(e.what()).find("cannot open " + dir.file("absent.safetensors")),
+    EXPECT_NE(std::string(e.what()).find(dir.file("absent.safetensors") + ": missing"),
               std::string::npos)
         << e.what();
   }

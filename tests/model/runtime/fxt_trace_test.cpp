@@ -33,7 +33,7 @@ TEST(FxtTraceTest, TracedSessionConvertsToPajeAndTasksRec) {
   if (tool.empty()) GTEST_SKIP() << "starpu_fxt_tool not found";
   testing::ScratchDir dir;
   {
-    Runtime runtime({dir.path()});
+    Runtime runtime(RuntimeOptions{dir.path(), "", -1});
     testing::RegisteredVector x(std::vector<float>{-1.0f, 2.0f, -3.0f, 4.0f}), y(4, -7.0f),
         dx(4, -7.0f);
     for (int i = 0; i < 3; ++i) submit_relu_forward(x.handle(), y.handle(), Where::cpu);

@@ -40,7 +40,8 @@ struct TrainedRun {
   size_t micro_batches = 0;
 };
 
-TrainedRun train(const NetworkSpec &spec, const Dataset &data, const std::string &plan, int micro) {
+TrainedRun train(const NetworkSpec &spec, const Dataset &data, const std::string &plan, int micro,
+                 SampleSplit samples = SampleSplit()) {
   ParameterSet params(spec, parse_network_plan(plan), {int(starpu_cpu_worker_get_count()), 0});
   params.initialize(5);
   TrainConfig config;
@@ -48,6 +49,7 @@ TrainedRun train(const NetworkSpec &spec, const Dataset &data, const std::string
   config.lr = 0.05f;
   config.log_every = 1;
   config.micro_batches = micro;
+  config.samples = samples;
   Trainer trainer(spec, params, data, config);
   TrainedRun run;
   run.micro_batches = trainer.micro_batches();
@@ -66,29 +68,20 @@ double max_abs(const std::vector<float> &v) {
   return m;
 }
 
-TEST_P(TrainerMicroBatchesTest, MicroBatchesTrainLikeTheWholeBatch) {
-  const NetworkSpec spec = parse_network(
-      "input 1 12 12\nconv 4 3\nrelu\nmaxpool 2\nconv 6 3 pad=1\nrelu\nflatten\nlinear 5\n",
-      "micro.net");
-  const Dataset data = random_dataset(40);  // 5 steps of 8 per epoch
-  const TrainedRun whole = train(spec, data, "none", 1);
-  const TrainedRun micro =
-      train(spec, data, "none;conv2=2@cpu,4@any", 3);  // micro-batches of 3, 3, 2
-  ASSERT_EQ(whole.micro_batches, 1u);
-  ASSERT_EQ(micro.micro_batches, 3u);
-
-  ASSERT_EQ(micro.losses.size(), whole.losses.size());
+// Both runs' losses step by step, and their weights and momenta at the end, agree to float32
+// rounding of the sums' order; the weights moved.
+void expect_same_training(const NetworkSpec &spec, const TrainedRun &whole, const TrainedRun &cut) {
+  ASSERT_EQ(cut.losses.size(), whole.losses.size());
   ASSERT_EQ(whole.losses.size(), 10u);
   for (size_t s = 0; s < whole.losses.size(); ++s)
-    EXPECT_NEAR(micro.losses[s], whole.losses[s], 1e-5 * std::fabs(whole.losses[s]))
-        << "step " << s;
+    EXPECT_NEAR(cut.losses[s], whole.losses[s], 1e-5 * std::fabs(whole.losses[s])) << "step " << s;
 
   ParameterSet start(spec, parse_network_plan("none"), {1, 0});
   start.initialize(5);
   const std::vector<NamedTensor> initial = start.read(false);
   for (size_t t = 0; t < whole.weights.size(); ++t) {
     SCOPED_TRACE(whole.weights[t].name);
-    const std::vector<float> &w = whole.weights[t].values, &m = micro.weights[t].values;
+    const std::vector<float> &w = whole.weights[t].values, &m = cut.weights[t].values;
     ASSERT_EQ(m.size(), w.size());
     std::vector<float> change(w.size());
     for (size_t j = 0; j < w.size(); ++j) change[j] = w[j] - initial[t].values[j];
@@ -96,10 +89,67 @@ TEST_P(TrainerMicroBatchesTest, MicroBatchesTrainLikeTheWholeBatch) {
     ASSERT_GT(moved, 0.0) << "training moved no weight";
     const double tolerance = 1e-4 * moved + 4 * 1.2e-7 * max_abs(w);
     for (size_t j = 0; j < w.size(); ++j) ASSERT_NEAR(m[j], w[j], tolerance) << "element " << j;
-    const std::vector<float> &wm = whole.momenta[t].values, &mm = micro.momenta[t].values;
+    const std::vector<float> &wm = whole.momenta[t].values, &mm = cut.momenta[t].values;
     for (size_t j = 0; j < wm.size(); ++j)
       ASSERT_NEAR(mm[j], wm[j], 1e-4 * max_abs(wm) + 1e-7) << "momentum element " << j;
   }
+}
+
+const char *const kNet =
+    "input 1 12 12\nconv 4 3\nrelu\nmaxpool 2\nconv 6 3 pad=1\nrelu\nflatten\nlinear 5\n";
+
+TEST_P(TrainerMicroBatchesTest, MicroBatchesTrainLikeTheWholeBatch) {
+  const NetworkSpec spec = parse_network(kNet, "micro.net");
+  const Dataset data = random_dataset(40);  // 5 steps of 8 per epoch
+  const TrainedRun whole = train(spec, data, "none", 1);
+  const TrainedRun micro =
+      train(spec, data, "none;conv2=2@cpu,4@any", 3);  // micro-batches of 3, 3, 2
+  ASSERT_EQ(whole.micro_batches, 1u);
+  ASSERT_EQ(micro.micro_batches, 3u);
+  expect_same_training(spec, whole, micro);
+}
+
+// The sample split: 5 samples of each step of 8 through the whole network on the CPU workers in
+// two micro-batches (every op of theirs masked to the CPU), the other 3 as the plan places them.
+TEST_P(TrainerMicroBatchesTest, SampleSplitTrainsLikeTheWholeBatch) {
+  const NetworkSpec spec = parse_network(kNet, "samples.net");
+  const Dataset data = random_dataset(40);
+  const TrainedRun whole = train(spec, data, "none", 1);
+  SampleSplit samples;
+  samples.cpu_samples = 5;
+  samples.cpu_micro_batches = 2;
+  const TrainedRun split = train(spec, data, "none;conv1=1@cpu,3@any", 1, samples);
+  ASSERT_EQ(split.micro_batches, 3u);
+  expect_same_training(spec, whole, split);
+}
+
+TEST(TrainerMicroBatches, CutBatchPlacesTheSampleSplit) {
+  TrainConfig config;
+  config.batch = 64;
+  config.samples.cpu_samples = 22;
+  const std::vector<MicroBatch> cut = cut_batch(config, 4);  // 22 samples: 4 chains of 5-6
+  ASSERT_EQ(cut.size(), 5u);
+  EXPECT_EQ(cut[0].first, 0u);
+  EXPECT_EQ(cut[0].size, 42u);
+  EXPECT_FALSE(cut[0].placement.has_value());
+  size_t next = 42, on_cpu = 0;
+  for (size_t m = 1; m < cut.size(); ++m) {
+    EXPECT_EQ(cut[m].first, next);
+    EXPECT_TRUE(cut[m].size == 5 || cut[m].size == 6) << cut[m].size;
+    ASSERT_TRUE(cut[m].placement.has_value());
+    EXPECT_EQ(cut[m].placement->home, Where::cpu);
+    EXPECT_TRUE(cut[m].placement->convs_at_home);
+    next += cut[m].size;
+    on_cpu += cut[m].size;
+  }
+  EXPECT_EQ(on_cpu, 22u);
+  config.samples.cpu_samples = 6;  // fewer than 4 samples per worker: fewer chains
+  EXPECT_EQ(cut_batch(config, 16).size(), 1u + 1u);
+  config.samples.cpu_samples = 64;  // nothing left for CUDA
+  EXPECT_THROW(cut_batch(config, 4), std::invalid_argument);
+  config.samples.cpu_samples = 3;
+  config.samples.cpu_micro_batches = 4;  // more chains than samples
+  EXPECT_THROW(cut_batch(config, 4), std::invalid_argument);
 }
 
 TEST(TrainerMicroBatches, MoreMicroBatchesThanSamplesIsRefused) {

@@ -1,0 +1,158 @@
+#include "model/train/plan_search.h"
+
+#include "model/nn/parameter_set.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+
+namespace starcnn {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Milliseconds per step of `plan_text`: warm-up steps, then timed ones, on a throw-away copy of
+// the network (its own weights, from the run's seed).
+double measure_plan(const NetworkSpec &spec, const Dataset &train, TrainConfig config,
+                    const MachineWorkers &workers, const std::string &plan_text,
+                    const PlanSearchOptions &options) {
+  const NetworkPlanText plans = parse_network_plan(plan_text);
+  apply_plan(plans, workers, 0, config);
+  ParameterSet params(spec, plans, workers);
+  params.initialize(config.seed);
+  const int64_t warmup = options.warmup_steps, timed = options.timed_steps;
+  config.max_steps = warmup + timed;
+  config.log_every = size_t(warmup);  // the host reads the loss after the warm-up: a sync point
+  config.cosine_lr = false;
+  Trainer trainer(spec, params, train, config);
+  const std::atomic<bool> no_stop{false};
+  std::optional<Clock::time_point> timing;
+  int64_t timed_from = 0;
+  for (size_t epoch = 0; !trainer.reached_max_steps(); ++epoch) {
+    trainer.train_epoch(
+        epoch,
+        [&](const Progress &p) {
+          if (!timing && p.step >= warmup) {
+            timing = Clock::now();
+            timed_from = p.step;
+          }
+        },
+        no_stop);
+  }
+  const int64_t steps = trainer.step() - timed_from;
+  if (!timing || steps <= 0) throw std::runtime_error("too few steps to time");
+  return 1000.0 * seconds_since(*timing) / double(steps);
+}
+
+}  // namespace
+
+void apply_plan(const NetworkPlanText &plans, const MachineWorkers &workers, long micro_batches,
+                TrainConfig &config) {
+  SampleSplit samples;
+  config.samples = SampleSplit();
+  if (parse_sample_split(plans.default_plan, &samples)) {
+    config.samples = samples;
+    config.micro_batches = 1;
+    return;
+  }
+  config.micro_batches = choose_micro_batches(
+      micro_batches, workers, config.shard.size > 0 ? config.shard.size : config.batch,
+      home_of(plans, workers));
+}
+
+PlanSearch search_plans(const NetworkSpec &spec, const Dataset &train, const TrainConfig &config,
+                        const MachineWorkers &workers, const PlanSearchOptions &options) {
+  PlanSearch search;
+  if (workers.cuda == 0) {
+    search.plan = "cpu";
+    return search;
+  }
+  const Clock::time_point start = Clock::now();
+  const auto run = [&](const std::string &plan, double predicted_ms) {
+    PlanCandidate c;
+    c.plan = plan;
+    c.predicted_ms = predicted_ms;
+    try {
+      c.measured_ms = measure_plan(spec, train, config, workers, plan, options);
+    } catch (const std::exception &e) {
+      c.failure = e.what();
+      c.measured_ms = INFINITY;
+    }
+    search.candidates.push_back(c);
+    return c.measured_ms;
+  };
+  const double gpu_ms = run("cuda", -1);
+  const double cpu_ms = workers.cpu > 0 ? run("cpu", -1) : INFINITY;
+
+  // Co-execution can only pay while the CPU alone is not hopelessly slower; past that, neither
+  // split is tried (and the filter chooser's calibration, long on wide layers, is not paid).
+  const size_t batch = config.shard.size > 0 ? config.shard.size : config.batch;  // this rank's
+  if (!(std::isfinite(cpu_ms) && std::isfinite(gpu_ms) &&
+        cpu_ms <= options.max_cpu_slowdown * gpu_ms && batch >= 2)) {
+    search.plan = gpu_ms <= cpu_ms ? "cuda" : "cpu";
+    search.seconds = seconds_since(start);
+    return search;
+  }
+  AutoPlanOptions chooser;
+  chooser.max_candidates = options.filter_candidates;
+  search.filters =
+      resolve_auto_plans(spec, parse_network_plan("auto"), workers, int(config.batch), chooser);
+  bool gives_cpu_filters = false;
+  for (const AutoChoice &c : search.filters->choices)
+    gives_cpu_filters = gives_cpu_filters || cpu_filters(c.plan) > 0;
+  if (gives_cpu_filters)
+    run("cuda;" + search.filters->text,
+        std::isnan(search.filters->predicted_us) ? -1 : search.filters->predicted_us / 1000.0);
+
+  // Sample splits around the share that would end both sides together.
+  const double ideal = double(batch) * gpu_ms / (gpu_ms + cpu_ms);
+  std::vector<size_t> shares;
+  for (double f : {0.6, 1.0, 1.4}) {
+    const size_t k = std::clamp<size_t>(size_t(std::lround(ideal * f)), 1, batch - 1);
+    if (std::find(shares.begin(), shares.end(), k) == shares.end()) shares.push_back(k);
+  }
+  for (size_t k : shares) {
+    const double b = double(batch);
+    run("samples:" + std::to_string(k),
+        std::max(gpu_ms * double(batch - k) / b, cpu_ms * double(k) / b));
+  }
+  const auto best = std::min_element(
+      search.candidates.begin(), search.candidates.end(),
+      [](const PlanCandidate &a, const PlanCandidate &b) { return a.measured_ms < b.measured_ms; });
+  if (!std::isfinite(best->measured_ms))
+    throw std::runtime_error("auto plan: no candidate could run (" + best->plan + ": " +
+                             best->failure + ")");
+  search.plan = best->plan;
+  search.seconds = seconds_since(start);
+  return search;
+}
+
+std::vector<std::string> describe(const PlanSearch &search) {
+  std::vector<std::string> lines;
+  if (search.candidates.empty()) return {"auto plan: " + search.plan + " (no CUDA worker)"};
+  char line[1024];
+  std::snprintf(line, sizeof(line), "auto plan: %zu candidates measured in %.1f s",
+                search.candidates.size(), search.seconds);
+  lines.push_back(line);
+  for (const PlanCandidate &c : search.candidates) {
+    std::string predicted =
+        c.predicted_ms < 0 ? ""
+                           : ", predicted " + std::to_string(c.predicted_ms).substr(0, 6) + " ms";
+    if (!c.failure.empty())
+      std::snprintf(line, sizeof(line), "  %s: failed: %s", c.plan.c_str(), c.failure.c_str());
+    else
+      std::snprintf(line, sizeof(line), "  %s: measured %.3f ms/step%s%s", c.plan.c_str(),
+                    c.measured_ms, predicted.c_str(), c.plan == search.plan ? "  <- chosen" : "");
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+}  // namespace starcnn

@@ -1,0 +1,63 @@
+// The `auto` plan as train runs it: a few whole-step candidates are measured and the fastest is
+// kept, so auto never loses to the best single device by more than the measurement's noise.
+//   cuda        every op on the CUDA workers (the GPU alone)
+//   cpu         every op on the CPU workers, one micro-batch per worker (the CPU alone)
+//   filters     each conv split by filters as the perf-model chooser predicts best
+//               (plan_calibration.h), when it gives the CPU workers any filters
+//   samples:K   the sample split around K = batch * T_cuda / (T_cuda + T_cpu), the share that
+//               would end both sides together, from the two single-device steps just measured;
+//               tried at three shares around it, when the CPU alone is not hopelessly slower
+// Each candidate trains a throw-away copy of the network for a few steps on the real data.
+#pragma once
+
+#include "model/data/dataset.h"
+#include "model/nn/network_spec.h"
+#include "model/train/plan_calibration.h"
+#include "model/train/trainer.h"
+#include "partition/split_plan.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace starcnn {
+
+struct PlanSearchOptions {
+  int warmup_steps = 3;  // untimed steps of each candidate (the first ones set up buffers)
+  int timed_steps = 6;
+  // Sample splits are tried only while the CPU alone is at most this many times slower than
+  // the GPU alone (beyond it, the CPU's share of the ideal step is under 1/(1 + ratio)).
+  double max_cpu_slowdown = 12.0;
+  int filter_candidates = 9;  // CPU shares per layer the filter chooser calibrates and weighs
+};
+
+struct PlanCandidate {
+  std::string plan;          // --plan text
+  double predicted_ms = -1;  // < 0: no prediction (the single-device steps are only measured)
+  double measured_ms = 0;
+  std::string failure;  // why it could not run, if it could not
+};
+
+struct PlanSearch {
+  std::string plan;  // the winner's --plan text (resolved: no `auto` left in it)
+  std::vector<PlanCandidate> candidates;
+  std::optional<AutoPlanning> filters;  // the chooser's filter plan, when one was made
+  double seconds = 0;
+};
+
+// Needs StarPU started. `config` is the run's (batch, learning rate, ...); its micro-batch and
+// sample-split settings are replaced per candidate. Without CUDA workers the answer is `cpu`,
+// unmeasured.
+PlanSearch search_plans(const NetworkSpec &spec, const Dataset &train, const TrainConfig &config,
+                        const MachineWorkers &workers,
+                        const PlanSearchOptions &options = PlanSearchOptions());
+
+// What train builds for a --plan text on these workers: the TrainConfig's micro-batches and
+// sample split (a sample split, or a plan that keeps the network on the CPU, changes them).
+void apply_plan(const NetworkPlanText &plans, const MachineWorkers &workers, long micro_batches,
+                TrainConfig &config);
+
+// "auto: cuda measured 1.234 ms/step" lines, the winner marked.
+std::vector<std::string> describe(const PlanSearch &search);
+
+}  // namespace starcnn
