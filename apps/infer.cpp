@@ -34,16 +34,17 @@ Options parse_options(int argc, char **argv, bool *run) {
   ArgParser args(
       "infer",
       "Runs a trained checkpoint forward only with StarPU on CPU and CUDA workers:\n"
-      "evaluates a data set (--data) or classifies image files. Images must be PGM\n"
-      "(P5/P2) or PNG (8-bit gray or RGB) of the network's input size before padding\n"
-      "(28x28 for MNIST-trained networks). STARPU_SCHED picks the scheduler (unset: dmdas\n"
-      "with a GPU, lws without).");
+      "evaluates a data set (--data) or classifies image files. Images are PNG, JPEG,\n"
+      "BMP, PGM (P5/P2) or PPM (P6) of the network's input size before padding (28x28\n"
+      "for MNIST-trained networks), converted to its channels (gray or RGB, alpha dropped).\n"
+      "STARPU_SCHED picks the scheduler (unset: dmdas with a GPU, lws without).");
   args.add("checkpoint", "FILE", "the trained network (safetensors, written by train)",
            &o.checkpoint);
   args.add("data", "NAME", "evaluate this data set: mnist, fashion or cifar10:DIR", &o.data);
   args.add("data-dir", "DIR", "where scripts/fetch-data put mnist/ and fashion/", &o.data_dir);
   args.add("split", "test|train", "which part of the data set", &o.split);
   args.add("batch", "N", "samples per batch", &o.batch, 1, 1 << 20);
+  args.add_alias("batch-size", "batch");
   args.add("slots", "N", "networks taking batches in turn (0: one per worker, 2 to 8)", &o.slots, 0,
            64);
   args.add("plan", "PLAN",
@@ -64,8 +65,8 @@ Options parse_options(int argc, char **argv, bool *run) {
 }
 
 // The images as a data set preprocessed like the training data; every image must have the
-// network's input size before padding and its channel count. Errors name each file that does not
-// fit (all of them, not only the first).
+// network's input size before padding (it is converted to the network's channels). Errors name
+// each file that does not fit (all of them, not only the first).
 Dataset images_as_dataset(const std::vector<std::string> &paths, const NetworkSpec &spec,
                           const Preprocess &pre) {
   const size_t channels = size_t(spec.input.c);
@@ -74,16 +75,7 @@ Dataset images_as_dataset(const std::vector<std::string> &paths, const NetworkSp
   std::string errors;
   for (const std::string &path : paths) {
     try {
-      const Image image = read_image(path);
-      if (image.width != size_t(width) || image.height != size_t(height))
-        throw ImageError(path + ": the image is " + std::to_string(image.width) + "x" +
-                         std::to_string(image.height) + ", the network takes " +
-                         std::to_string(width) + "x" + std::to_string(height) +
-                         " (no resizing is done)");
-      if (image.channels != channels)
-        throw ImageError(path + ": the image is " + (image.channels == 1 ? "grayscale" : "RGB") +
-                         ", the network takes " + std::to_string(channels) + " channel" +
-                         (channels == 1 ? "" : "s"));
+      const Image image = read_image(path, {size_t(width), size_t(height), channels});
       pixels.insert(pixels.end(), image.pixels.begin(), image.pixels.end());
     } catch (const ImageError &e) {
       errors += std::string(errors.empty() ? "" : "\n") + e.what();

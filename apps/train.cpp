@@ -64,6 +64,7 @@ Options parse_options(int argc, char **argv, bool *run) {
   args.add("network", "NAME|FILE", "lenet, wide, or a network description file", &o.network);
   args.add("epochs", "N", "passes over the training set", &o.epochs, 1, 100000);
   args.add("batch", "N", "samples per step", &o.batch, 1, 1 << 20);
+  args.add_alias("batch-size", "batch");
   args.add("micro-batches", "N",
            "cut each step's batch into N micro-batches, each its own chain of tasks (gradients "
            "summed, the same step): parallel work for the workers. 0: one per CPU worker "
@@ -106,7 +107,7 @@ Options parse_options(int argc, char **argv, bool *run) {
            0, LONG_MAX);
   args.add("trace", "DIR",
            "record StarPU's FxT trace into DIR and convert it for StarVZ/ViTE (paje.trace, "
-           "tasks.rec, ...) plus gantt.png and summary.txt; keep runs short (--max-steps, "
+           "tasks.rec, ...) plus trace.png (panels) and summary.txt; keep runs short (--max-steps, "
            "--eval-every 0)",
            &o.trace);
   args.add("rank-shares", "even|W,W,...",

@@ -11,6 +11,7 @@
 //   kernel_us (CPU only): the bare <op>_cpu function called in a loop on the CPU worker's thread;
 //   exec_us: StarPU's per-worker executing time over one more round with profiling on, per call
 //            (for CUDA, from task start to the end of its asynchronous work on the stream).
+#include "apps/cli/version.h"
 #include "codelets/accumulate.h"
 #include "codelets/conv2d/conv2d_backward_data.h"
 #include "codelets/conv2d/conv2d_backward_filter.h"
@@ -56,6 +57,7 @@ constexpr const char *kUsage =
     "  --where LIST     cpu, cuda or cpu,cuda (default); CUDA is skipped without a CUDA worker\n"
     "  --rounds N       timed rounds per op, the median is reported (default 5)\n"
     "  --round-ms MS    target length of one round in milliseconds (default 30)\n"
+    "  --version        the versions of starcnn and its libraries\n"
     "StarPU runs one CPU worker unless STARPU_NCPU is set; STARPU_SCHED is StarPU's (default "
     "dmda).\n";
 
@@ -97,6 +99,9 @@ Options parse_options(int argc, char **argv) {
     if (equals != std::string::npos) {
       value = flag.substr(equals + 1);
       flag = flag.substr(0, equals);
+    } else if (flag == "--version") {
+      std::fputs(version_text("op_benchmark").c_str(), stdout);
+      std::exit(0);
     } else if (flag != "--help" && flag != "-h") {
       if (flag != "--batches" && flag != "--where" && flag != "--rounds" && flag != "--round-ms")
         throw std::invalid_argument("unknown option '" + flag + "'");

@@ -280,6 +280,7 @@ int main(int argc, char **argv) {
         "sweeps the layer's CPU task count instead.");
     args.add("network", "NAME|FILE", "lenet, wide or a network description file", &o.network);
     args.add("batch", "N", "samples per step", &o.batch, 1, 1 << 16);
+    args.add_alias("batch-size", "batch");
     args.add("layer", "NAME", "the convolution to sweep (default: the first)", &o.layer);
     args.add("axis", "filters|samples",
              "sweep one conv's filters between CPU and CUDA, or the whole network's samples",

@@ -2,14 +2,21 @@
 """starcnn's own views of a StarPU trace folder (made by `train --trace DIR`), for machines
 without StarVZ's R packages.
 
-Reads DIR/tasks.rec (one recutils record per task, written by starpu_fxt_tool; times in ms) and
-the PajeStartLink/PajeEndLink events of DIR/paje.trace (transfers between memory nodes), and
-writes into DIR:
-  gantt.png    one row per worker, tasks coloured by op kind, one row per memory node receiving
-               transfers (plotted with matplotlib when importable, else gnuplot)
-  summary.txt  busy and idle time of each worker over the traced window (first task start to
-               last task end), time and task count per op kind and per codelet, bytes moved
-               between memory nodes
+Reads DIR/tasks.rec (one recutils record per task, written by starpu_fxt_tool; times in ms, with
+each task's dependencies as DependsOn job ids) and DIR/paje.trace (transfers between memory nodes
+as PajeStartLink/PajeEndLink, the scheduler's nsubmitted and nready counts as PajeSetVariable),
+and writes into DIR:
+  trace.png    one figure of panels over the traced window (first task start to last task end):
+               "gantt": one row per worker, tasks coloured by op kind, and one row per memory node
+               receiving transfers; "counts": submitted and ready tasks over time; "transfers":
+               GB/s per link (source -> destination memory node) over time; "idle": idle % of
+               each worker; "critical path": the window against the critical path (the longest
+               chain of dependent tasks, at their measured durations) and the work per worker,
+               the two bounds no schedule can beat (plotted with matplotlib when importable,
+               else gnuplot)
+  summary.txt  busy and idle time of each worker, time and task count per op kind and per
+               codelet, bytes moved between memory nodes, the critical path, the task counts,
+               the transfers per link, and the panels drawn ("trace.png panels: ...")
 and prints summary.txt.
 
 Usage: python3 perf/trace_report.py DIR [--no-plot]
@@ -99,11 +106,52 @@ def executed_tasks(records):
     return tasks
 
 
+def critical_path(records):
+    """(ms, [job ids]) of the longest chain of dependent tasks of tasks.rec, each task weighing
+    its measured duration (0 for records that did not run: syncs, acquisitions). Dependencies
+    are the DependsOn job ids; a chain through an id without a record stops there."""
+    weight, deps = {}, {}
+    for r in records:
+        if "JobId" not in r:
+            continue
+        job = r["JobId"]
+        ran = "StartTime" in r and "EndTime" in r and "WorkerId" in r
+        weight[job] = float(r["EndTime"]) - float(r["StartTime"]) if ran else 0.0
+        deps[job] = [d for d in r.get("DependsOn", "").split() if d != job]
+    longest, via = {}, {}
+    for root in weight:  # iterative depth-first search: chains can be thousands of tasks long
+        stack = [(root, False)]
+        while stack:
+            job, expanded = stack.pop()
+            if job in longest:
+                continue
+            if not expanded:
+                stack.append((job, True))
+                stack.extend((d, False) for d in deps[job] if d in weight and d not in longest)
+                continue
+            best, best_dep = 0.0, None
+            for d in deps[job]:  # a dependency cycle (none in a DAG) leaves d out
+                if d in longest and (best_dep is None or longest[d] > best):
+                    best, best_dep = longest[d], d
+            longest[job], via[job] = weight[job] + best, best_dep
+    if not longest:
+        return 0.0, []
+    job = max(longest, key=longest.get)
+    total, chain = longest[job], []
+    while job is not None:
+        chain.append(job)
+        job = via[job]
+    return total, chain[::-1]
+
+
 def read_paje(path):
-    """Worker names {id: 'CPU0'} and transfers [{src, dst, bytes, start, end, type}] of a Paje
-    trace, read through its %EventDef header (PajeCreateContainer, PajeStartLink, PajeEndLink)."""
+    """Worker names {id: 'CPU0'}, transfers [{src, dst, bytes, start, end, type}] and the
+    scheduler's counts {'nsubmitted': [(ms, value)], 'nready': [...]} of a Paje trace, read
+    through its %EventDef header (PajeCreateContainer, PajeStartLink, PajeEndLink,
+    PajeSetVariable, PajeAddVariable, PajeSubVariable)."""
     defs, fields, current = {}, {}, None
     workers, starts, transfers = {}, {}, []
+    counts = {"nsubmitted": [], "nready": []}
     with open(path, encoding="utf-8", errors="replace") as f:
         for line in f:
             if line.startswith("%"):
@@ -127,6 +175,15 @@ def read_paje(path):
                 m = re.fullmatch(r"(?:(\d+)_)?.*?w(\d+)", values.get("Alias", ""))
                 if values.get("Type") == "W" and m:
                     workers[worker_key(m.group(1), m.group(2))] = values.get("Name", "")
+            elif kind in ("PajeSetVariable", "PajeAddVariable", "PajeSubVariable"):
+                series = counts.get(values.get("Type"))
+                if series is None:
+                    continue
+                value = float(values.get("Value", "0"))
+                if kind != "PajeSetVariable":
+                    last = series[-1][1] if series else 0.0
+                    value = last + value if kind == "PajeAddVariable" else last - value
+                series.append((float(values["Time"]), value))
             elif kind in ("PajeStartLink", "PajeEndLink"):
                 end = kind == "PajeEndLink"
                 container = values.get("EndContainer" if end else "StartContainer", "")
@@ -147,35 +204,79 @@ def read_paje(path):
                         "type": link_type,
                     })
     transfers.sort(key=lambda t: t["start"])
-    return workers, transfers
+    return workers, transfers, counts
 
 
-def summarise(trace_dir, tasks, worker_names, transfers, paje_found, data_records):
-    """The text of summary.txt."""
-    out = [f"starcnn trace summary of {trace_dir}"]
-    if not tasks:
-        out.append("tasks.rec holds no executed task")
-        return "\n".join(out) + "\n"
+def count_at(series, t):
+    """The value of a step series [(ms, value)] at time t (0 before its first point)."""
+    value = 0.0
+    for time, v in series:
+        if time > t:
+            break
+        value = v
+    return value
+
+
+def link_rates(transfers, t0, t1, bins=60):
+    """{(src, dst): ([bin start ms since t0], [GB/s])}: bytes of each transfer spread evenly
+    over its duration, summed per link and per bin of the window."""
+    width = (t1 - t0) / bins if t1 > t0 else 1.0
+    rates = {}
+    for x in transfers:
+        series = rates.setdefault((x["src"], x["dst"]), [0.0] * bins)
+        length = max(x["end"] - x["start"], 1e-9)
+        for b in range(bins):
+            lo, hi = t0 + b * width, t0 + (b + 1) * width
+            overlap = min(hi, x["end"]) - max(lo, x["start"])
+            if x["end"] - x["start"] <= 1e-9:  # an instant transfer: all of it in its bin
+                overlap = length if lo <= x["start"] < hi else 0.0
+            if overlap > 0:
+                series[b] += x["bytes"] * overlap / length / width / 1e6  # bytes/ms to GB/s
+    starts = [b * width for b in range(bins)]
+    return {link: (starts, series) for link, series in sorted(rates.items())}
+
+
+def worker_table(tasks, worker_names):
+    """[(name, busy ms, tasks)] per worker, and the window (t0, t1)."""
     t0 = min(t["start"] for t in tasks)
     t1 = max(t["end"] for t in tasks)
-    window = t1 - t0
     workers = sorted({t["worker"] for t in tasks} | set(worker_names))
     busy = defaultdict(float)
     for t in tasks:
         busy[t["worker"]] += t["end"] - t["start"]
-    total_busy = sum(busy.values())
+    rows = [(worker_names.get(w, f"worker{w}"), busy[w], sum(1 for t in tasks if t["worker"] == w))
+            for w in workers]
+    return rows, t0, t1
+
+
+def summarise(trace_dir, tasks, worker_names, transfers, paje_found, data_records, counts,
+              path_ms, path_jobs):
+    """The text of summary.txt (without its panels line)."""
+    out = [f"starcnn trace summary of {trace_dir}"]
+    if not tasks:
+        out.append("tasks.rec holds no executed task")
+        return "\n".join(out) + "\n"
+    rows, t0, t1 = worker_table(tasks, worker_names)
+    window = t1 - t0
+    total_busy = sum(busy for _, busy, _ in rows)
     out.append(f"traced window: {window:.3f} ms (first task start to last task end)")
     out.append(f"tasks executed: {len(tasks)}")
     out.append("")
-    out.append(f"{'worker':<12}{'busy ms':>12}{'idle ms':>12}{'busy %':>9}{'tasks':>8}")
-    for w in workers:
-        count = sum(1 for t in tasks if t["worker"] == w)
-        frac = 100.0 * busy[w] / window if window > 0 else 0.0
-        name = worker_names.get(w, f"worker{w}")
-        out.append(f"{name:<12}{busy[w]:>12.3f}{window - busy[w]:>12.3f}{frac:>9.1f}{count:>8}")
-    overall = 100.0 * total_busy / (window * len(workers)) if window > 0 else 0.0
-    out.append(f"{'all':<12}{total_busy:>12.3f}{window * len(workers) - total_busy:>12.3f}"
-               f"{overall:>9.1f}{len(tasks):>8}")
+    out.append(f"{'worker':<12}{'busy ms':>12}{'idle ms':>12}{'busy %':>9}{'idle %':>9}"
+               f"{'tasks':>8}")
+    for name, busy, count in rows + [("all", total_busy, len(tasks))]:
+        span = window * (len(rows) if name == "all" else 1)
+        frac = 100.0 * busy / span if span > 0 else 0.0
+        out.append(f"{name:<12}{busy:>12.3f}{span - busy:>12.3f}{frac:>9.1f}{100.0 - frac:>9.1f}"
+                   f"{count:>8}")
+    out.append("")
+    work_bound = total_busy / len(rows)
+    out.append(f"critical path: {path_ms:.3f} ms over {len(path_jobs)} tasks (the longest chain "
+               "of dependent tasks of tasks.rec at their measured durations)")
+    out.append(f"work per worker: {work_bound:.3f} ms (busy time of all workers / {len(rows)})")
+    bound = max(path_ms, work_bound)
+    if bound > 0:
+        out.append(f"traced window: {window / bound:.2f} x the larger bound ({bound:.3f} ms)")
     out.append("")
     out.append(f"{'op kind':<24}{'ms':>12}{'% busy':>9}{'tasks':>8}")
     by_kind = defaultdict(lambda: [0.0, 0])
@@ -195,6 +296,13 @@ def summarise(trace_dir, tasks, worker_names, transfers, paje_found, data_record
     for name, (ms, count) in sorted(by_name.items(), key=lambda kv: -kv[1][0]):
         out.append(f"{name:<36}{ms:>12.3f}{count:>8}{1000.0 * ms / count:>10.1f}")
     out.append("")
+    for name, label in (("nsubmitted", "submitted"), ("nready", "ready")):
+        inside = [count_at(counts[name], t0)] + [v for t, v in counts[name] if t0 <= t <= t1]
+        if counts[name]:
+            out.append(f"{label} tasks in the window: at most {max(inside):.0f}")
+        else:
+            out.append(f"{label} tasks: not available (no {name} variable in paje.trace)")
+    out.append("")
     if not paje_found:
         out.append("transfers: not available (no paje.trace)")
     elif not transfers:
@@ -203,17 +311,19 @@ def summarise(trace_dir, tasks, worker_names, transfers, paje_found, data_record
                    ("every worker ran on memory node 0, RAM, so nothing had to move)"
                     if nodes == [0] else "no PajeStartLink/PajeEndLink between memory nodes)"))
     else:
-        out.append(f"{'transfer':<16}{'count':>8}{'MB':>12}{'ms':>12}{'GB/s':>8}")
+        out.append(f"{'transfer':<16}{'count':>8}{'MB':>12}{'ms':>12}{'GB/s':>8}{'peak GB/s':>11}")
         pairs = defaultdict(lambda: [0, 0, 0.0])
         for x in transfers:
             p = pairs[(x["src"], x["dst"])]
             p[0] += 1
             p[1] += x["bytes"]
             p[2] += x["end"] - x["start"]
+        rates = link_rates(transfers, t0, t1)
         for (src, dst), (count, size, ms) in sorted(pairs.items()):
             rate = size / ms / 1e6 if ms > 0 else 0.0
+            peak = max(rates[(src, dst)][1]) if (src, dst) in rates else 0.0
             out.append(f"{f'node {src} -> {dst}':<16}{count:>8}{size / 1e6:>12.3f}{ms:>12.3f}"
-                       f"{rate:>8.2f}")
+                       f"{rate:>8.2f}{peak:>11.3f}")
         moved = sum(x["bytes"] for x in transfers)
         out.append(f"bytes moved between memory nodes: {moved} ({moved / 1e6:.3f} MB, "
                    f"{len(transfers)} transfers; node 0 is RAM)")
@@ -222,6 +332,8 @@ def summarise(trace_dir, tasks, worker_names, transfers, paje_found, data_record
         out.append(f"data.rec: {len(handles)} data handles described (sizes only, no transfers)")
     return "\n".join(out) + "\n"
 
+
+# --- the figure: panels described once, drawn by matplotlib or gnuplot ------------------------
 
 def gantt_rows(tasks, worker_names, transfers):
     """Rows of the chart, top to bottom: [(label, kind of row, id)]."""
@@ -235,97 +347,193 @@ def gantt_rows(tasks, worker_names, transfers):
     return rows
 
 
-def plot_matplotlib(path, tasks, rows, transfers, t0):
+def build_panels(tasks, worker_names, transfers, counts, path_ms):
+    """The panels of trace.png, top to bottom, as plain data:
+    {'name', 'title', 'kind': 'boxes' | 'steps' | 'bars', ...}. Times in ms since the first
+    task start; panels over time have 'xmax', the window. 'boxes': rows (labels, top first) and series [(legend, colour, [(x0, x1, row,
+    half height)])]; 'steps': ylabel and series [(legend, colour, xs, ys)]; 'bars': labels,
+    values, colour, xlabel."""
+    rows = gantt_rows(tasks, worker_names, transfers)
+    table, t0, t1 = worker_table(tasks, worker_names)
+    window = t1 - t0
+    row_of = {(kind, ident): i for i, (_, kind, ident) in enumerate(rows)}
+    gantt = []
+    for label, colour, _ in KINDS:
+        spans = [(t["start"] - t0, t["end"] - t0, row_of[("worker", t["worker"])], 0.4)
+                 for t in tasks if t["kind"] == label]
+        if spans:
+            gantt.append((label, colour, spans))
+    if transfers:
+        gantt.append(("transfer", TRANSFER_COLOUR,
+                      [(x["start"] - t0, max(x["end"], x["start"] + 1e-3) - t0,
+                        row_of[("node", x["dst"])], 0.3) for x in transfers]))
+    panels = [{"name": "gantt", "kind": "boxes", "rows": [r[0] for r in rows], "series": gantt,
+               "xmax": window,
+               "title": "StarPU tasks per worker and transfers per memory node; ms since the "
+                        "first task"}]
+
+    steps = []
+    for name, legend, colour in (("nsubmitted", "submitted", "#1f77b4"),
+                                 ("nready", "ready", "#d62728")):
+        points = [(0.0, count_at(counts[name], t0))] + [
+            (t - t0, v) for t, v in counts[name] if t0 <= t <= t1] + [
+            (window, count_at(counts[name], t1))]
+        if counts[name]:
+            steps.append((legend, colour, [p[0] for p in points], [p[1] for p in points]))
+    panels.append({"name": "counts", "kind": "steps", "series": steps, "ylabel": "tasks",
+                   "xmax": window,
+                   "title": "submitted and ready tasks (StarPU's scheduler counts)"
+                            if steps else "submitted and ready tasks: none in paje.trace"})
+
+    palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"]
+    links = [(f"node {src} -> {dst}", palette[i % len(palette)], xs, ys)
+             for i, ((src, dst), (xs, ys)) in enumerate(link_rates(transfers, t0, t1).items())]
+    panels.append({"name": "transfers", "kind": "steps", "series": links, "ylabel": "GB/s",
+                   "xmax": window,
+                   "title": "transfers per link (node 0 is RAM)" if links else
+                            "transfers per link: none (every task ran in RAM or nothing moved)"})
+
+    panels.append({"name": "idle", "kind": "bars", "colour": "#7f7f7f", "xlabel": "idle %",
+                   "labels": [name for name, _, _ in table],
+                   "values": [100.0 * (window - busy) / window if window > 0 else 0.0
+                              for _, busy, _ in table],
+                   "title": "idle % of each worker over the window"})
+    work = sum(busy for _, busy, _ in table) / len(table)
+    panels.append({"name": "critical path", "kind": "bars", "colour": "#2ca02c", "xlabel": "ms",
+                   "labels": ["traced window", "critical path", "work per worker"],
+                   "values": [window, path_ms, work],
+                   "title": "the window against its bounds: the critical path (measured task "
+                            "durations) and the work per worker"})
+    return panels
+
+
+def panel_height(panel):
+    """Relative height of a panel in the figure."""
+    if panel["kind"] == "boxes":
+        return 1.0 + 0.45 * len(panel["rows"])
+    if panel["kind"] == "bars":
+        return 0.9 + 0.3 * len(panel["labels"])
+    return 2.2
+
+
+def plot_matplotlib(path, panels):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.patches import Patch
 
-    fig, ax = plt.subplots(figsize=(14, 1.0 + 0.5 * len(rows)))
-    y_of = {(kind, ident): len(rows) - 1 - i for i, (_, kind, ident) in enumerate(rows)}
-    colours = {label: colour for label, colour, _ in KINDS}
-    for label, colour, _ in KINDS:
-        for w in {t["worker"] for t in tasks}:
-            spans = [(t["start"] - t0, t["end"] - t["start"]) for t in tasks
-                     if t["kind"] == label and t["worker"] == w]
-            if spans:
-                ax.broken_barh(spans, (y_of[("worker", w)] - 0.4, 0.8), facecolors=colour)
-    for node in {x["dst"] for x in transfers}:
-        spans = [(x["start"] - t0, max(x["end"] - x["start"], 1e-3)) for x in transfers
-                 if x["dst"] == node]
-        ax.broken_barh(spans, (y_of[("node", node)] - 0.3, 0.6), facecolors=TRANSFER_COLOUR)
-    ax.set_yticks(range(len(rows)))
-    ax.set_yticklabels([r[0] for r in reversed(rows)])
-    ax.set_xlim(0, max(t["end"] for t in tasks) - t0)
-    # The key sits below the axis, so the time unit goes into the title.
-    ax.set_title("StarPU tasks per worker; time in ms since the first task")
-    used = [k for k, _, _ in KINDS if any(t["kind"] == k for t in tasks)]
-    handles = [Patch(color=colours[k], label=k) for k in used]
-    if transfers:
-        handles.append(Patch(color=TRANSFER_COLOUR, label="transfer"))
-    columns = min(len(handles), 6)
-    key_inches = 0.2 + 0.25 * -(-len(handles) // columns)
-    fig.set_figheight(fig.get_figheight() + key_inches)
-    fig.legend(handles=handles, loc="lower center", ncol=columns, fontsize="small", frameon=False)
-    fig.tight_layout(rect=(0, key_inches / fig.get_figheight(), 1, 1))
-    fig.savefig(path, dpi=110)
+    heights = [panel_height(p) for p in panels]
+    fig, axes = plt.subplots(len(panels), 1, figsize=(14, 1.2 + sum(heights) * 0.75),
+                             gridspec_kw={"height_ratios": heights})
+    for ax, panel in zip(axes, panels):
+        ax.set_title(panel["title"], fontsize="medium")
+        if panel["kind"] == "boxes":
+            n = len(panel["rows"])
+            for legend, colour, spans in panel["series"]:
+                for x0, x1, row, half in spans:
+                    ax.broken_barh([(x0, x1 - x0)], (n - 1 - row - half, 2 * half),
+                                   facecolors=colour)
+                ax.plot([], [], color=colour, linewidth=6, label=legend)
+            ax.set_yticks(range(n))
+            ax.set_yticklabels(list(reversed(panel["rows"])))
+            ax.set_ylim(-0.7, n - 0.3)
+        elif panel["kind"] == "steps":
+            for legend, colour, xs, ys in panel["series"]:
+                ax.step(xs, ys, where="post", color=colour, label=legend)
+            ax.set_ylabel(panel["ylabel"])
+        else:
+            ys = range(len(panel["labels"]))
+            ax.barh(list(ys), panel["values"], color=panel["colour"])
+            ax.set_yticks(list(ys))
+            ax.set_yticklabels(panel["labels"])
+            ax.invert_yaxis()
+            ax.set_xlabel(panel["xlabel"])
+            for y, v in zip(ys, panel["values"]):
+                ax.text(v, y, f" {v:.3g}", va="center", fontsize="small")
+        if "xmax" in panel:
+            ax.set_xlim(0, panel["xmax"])
+        if panel["kind"] != "bars" and panel["series"]:
+            ax.legend(loc="upper right", fontsize="small", ncol=6)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
     plt.close(fig)
 
 
-def plot_gnuplot(path, tasks, rows, transfers, t0):
+def plot_gnuplot(path, panels):
     base = os.path.splitext(path)[0]
     data, script = base + ".dat", base + ".gp"
-    y_of = {(kind, ident): len(rows) - 1 - i for i, (_, kind, ident) in enumerate(rows)}
-    plots = []
+    heights = [panel_height(p) for p in panels]
+    total = sum(heights)
+    lines = [f"set terminal png size 1400,{int(90 * total)} font ',9'", f"set output '{path}'",
+             "set multiplot", "set lmargin 22", "set rmargin 4", "set key top right horizontal"]
+    block = 0
     with open(data, "w") as f:
-        block = 0
-        for label, colour, _ in KINDS:
-            spans = [t for t in tasks if t["kind"] == label]
-            if not spans:
-                continue
-            f.write(f"# {label}\n")
-            for t in spans:
-                f.write(f"{t['start'] - t0:.6f} {t['end'] - t0:.6f} {y_of[('worker', t['worker'])]}\n")
-            f.write("\n\n")
-            plots.append(f"'{data}' index {block} using (($1+$2)/2):3:(($2-$1)/2):(0.4) "
-                         f"with boxxyerror fs solid noborder lc rgb '{colour}' title '{label}'")
-            block += 1
-        if transfers:
-            f.write("# transfers\n")
-            for x in transfers:
-                f.write(f"{x['start'] - t0:.6f} {x['end'] - t0:.6f} {y_of[('node', x['dst'])]}\n")
-            f.write("\n\n")
-            plots.append(f"'{data}' index {block} using (($1+$2)/2):3:(($2-$1)/2):(0.3) "
-                         f"with boxxyerror fs solid noborder lc rgb '{TRANSFER_COLOUR}' "
-                         f"title 'transfer'")
-    ytics = ", ".join(f"'{label}' {len(rows) - 1 - i}" for i, (label, _, _) in enumerate(rows))
-    height = 160 + 40 * len(rows)
+        top = 1.0
+        for panel, height in zip(panels, heights):
+            size = height / total
+            top -= size
+            lines += ["unset label", "set xtics autofreq; set ytics autofreq",
+                      "unset xlabel; unset ylabel",
+                      f"set origin 0,{top:.5f}", f"set size 1,{size:.5f}",
+                      "set title '" + panel["title"].replace("'", "''") + "'",
+                      "set yrange [*:*]", "set xrange [*:*]"]
+            if "xmax" in panel:
+                lines.append(f"set xrange [0:{panel['xmax']:.6f}]")
+            plots = []
+            if panel["kind"] == "boxes":
+                n = len(panel["rows"])
+                ytics = ", ".join(f"'{label}' {n - 1 - i}" for i, label in enumerate(panel["rows"]))
+                lines += [f"set ytics ({ytics})", f"set yrange [-0.7:{n - 0.3}]"]
+                for legend, colour, spans in panel["series"]:
+                    for x0, x1, row, half in spans:
+                        f.write(f"{(x0 + x1) / 2:.6f} {n - 1 - row} {(x1 - x0) / 2:.6f} {half}\n")
+                    f.write("\n\n")
+                    plots.append(f"'{data}' index {block} using 1:2:3:4 with boxxyerror fs solid "
+                                 f"noborder lc rgb '{colour}' title '{legend}'")
+                    block += 1
+            elif panel["kind"] == "steps":
+                lines.append(f"set ylabel '{panel['ylabel']}'")
+                for legend, colour, xs, ys in panel["series"]:
+                    for x, y in zip(xs, ys):
+                        f.write(f"{x:.6f} {y:.6f}\n")
+                    f.write("\n\n")
+                    plots.append(f"'{data}' index {block} using 1:2 with steps lw 2 "
+                                 f"lc rgb '{colour}' title '{legend}'")
+                    block += 1
+                if not plots:  # an empty panel keeps its place and title
+                    lines.append("set yrange [0:1]")
+                    plots.append("0 notitle lc rgb '#ffffff'")
+            else:
+                n = len(panel["labels"])
+                ytics = ", ".join(f"'{label}' {n - 1 - i}"
+                                  for i, label in enumerate(panel["labels"]))
+                top_value = max(panel["values"] + [1e-9])
+                lines += [f"set ytics ({ytics})", f"set yrange [-0.7:{n - 0.3}]",
+                          f"set xrange [0:{top_value * 1.15:.6f}]",
+                          f"set xlabel '{panel['xlabel']}'"]
+                for i, (label, value) in enumerate(zip(panel["labels"], panel["values"])):
+                    f.write(f"{value / 2:.6f} {n - 1 - i} {value / 2:.6f} 0.35\n")
+                    lines.append(f"set label {i + 1} ' {value:.3g}' at {value:.6f},{n - 1 - i}")
+                f.write("\n\n")
+                plots.append(f"'{data}' index {block} using 1:2:3:4 with boxxyerror fs solid "
+                             f"noborder lc rgb '{panel['colour']}' notitle")
+                block += 1
+            lines.append("plot " + ", ".join(plots))
+    lines.append("unset multiplot")
     with open(script, "w") as f:
-        f.write(f"set terminal png size 1400,{height} font ',9'\n")
-        f.write(f"set output '{path}'\n")
-        # The key sits below the axis, so the time unit goes into the title.
-        f.write("set title 'StarPU tasks per worker; time in ms since the first task'\n")
-        f.write(f"set ytics ({ytics})\n")
-        f.write(f"set yrange [-0.7:{len(rows) - 0.3}]\n")
-        f.write(f"set xrange [0:{max(t['end'] for t in tasks) - t0:.6f}]\n")
-        f.write("set key below horizontal\n")
-        f.write("plot " + ", \\\n  ".join(plots) + "\n")
+        f.write("\n".join(lines) + "\n")
     subprocess.run(["gnuplot", script], check=True)
 
 
-def plot_gantt(path, tasks, rows, transfers):
-    """Writes the chart with matplotlib, else gnuplot; returns the tool used or None."""
-    if not tasks:
-        return None
-    t0 = min(t["start"] for t in tasks)
+def plot_panels(path, panels):
+    """Writes the figure with matplotlib, else gnuplot; returns the tool used or None."""
     try:
         import matplotlib  # noqa: F401
     except Exception:  # missing, or a broken install: gnuplot instead
         if shutil.which("gnuplot"):
-            plot_gnuplot(path, tasks, rows, transfers, t0)
+            plot_gnuplot(path, panels)
             return "gnuplot"
         return None
-    plot_matplotlib(path, tasks, rows, transfers, t0)
+    plot_matplotlib(path, panels)
     return "matplotlib"
 
 
@@ -340,22 +548,33 @@ def main(argv):
         print(f"trace_report: no {tasks_rec} (run starpu_fxt_tool on the FxT trace first)",
               file=sys.stderr)
         return 1
-    tasks = executed_tasks(read_rec(tasks_rec))
+    records = read_rec(tasks_rec)
+    tasks = executed_tasks(records)
+    path_ms, path_jobs = critical_path(records)
     paje = os.path.join(trace_dir, "paje.trace")
-    worker_names, transfers = read_paje(paje) if os.path.isfile(paje) else ({}, [])
+    no_counts = {"nsubmitted": [], "nready": []}
+    worker_names, transfers, counts = (read_paje(paje) if os.path.isfile(paje)
+                                       else ({}, [], no_counts))
     data_rec = os.path.join(trace_dir, "data.rec")
     data_records = read_rec(data_rec) if os.path.isfile(data_rec) else None
-    text = summarise(trace_dir, tasks, worker_names, transfers, os.path.isfile(paje), data_records)
-    with open(os.path.join(trace_dir, "summary.txt"), "w") as f:
-        f.write(text)
-    print(text, end="")
-    if "--no-plot" not in argv:
-        gantt = os.path.join(trace_dir, "gantt.png")
-        tool = plot_gantt(gantt, tasks, gantt_rows(tasks, worker_names, transfers), transfers)
+    text = summarise(trace_dir, tasks, worker_names, transfers, os.path.isfile(paje), data_records,
+                     counts, path_ms, path_jobs)
+    figure = os.path.join(trace_dir, "trace.png")
+    tool = None
+    if "--no-plot" not in argv and tasks:
+        panels = build_panels(tasks, worker_names, transfers, counts, path_ms)
+        tool = plot_panels(figure, panels)
         if tool:
-            print(f"wrote {gantt} ({tool}) and {os.path.join(trace_dir, 'summary.txt')}")
-        else:
-            print("no gantt.png: neither matplotlib nor gnuplot is available", file=sys.stderr)
+            text += "trace.png panels: " + ", ".join(p["name"] for p in panels) + "\n"
+    summary = os.path.join(trace_dir, "summary.txt")
+    with open(summary + ".tmp", "w") as f:
+        f.write(text)
+    os.replace(summary + ".tmp", summary)
+    print(text, end="")
+    if tool:
+        print(f"wrote {figure} ({tool}) and {summary}")
+    elif "--no-plot" not in argv and tasks:
+        print("no trace.png: neither matplotlib nor gnuplot is available", file=sys.stderr)
     return 0
 
 

@@ -1,5 +1,8 @@
 #include "apps/cli/args.h"
 
+#include "apps/cli/version.h"
+
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -63,6 +66,22 @@ void ArgParser::add_flag(const std::string &name, const std::string &help, bool 
   options_.push_back({name, "", help, "", {}, target});
 }
 
+void ArgParser::add_alias(const std::string &alias, const std::string &name) {
+  for (Option &o : options_)
+    if (o.name == name) {
+      o.aliases.push_back(alias);
+      return;
+    }
+  throw std::logic_error("alias --" + alias + " of an unknown option --" + name);
+}
+
+const ArgParser::Option *ArgParser::find(const std::string &name) const {
+  for (const Option &o : options_)
+    if (o.name == name || std::find(o.aliases.begin(), o.aliases.end(), name) != o.aliases.end())
+      return &o;
+  return nullptr;
+}
+
 void ArgParser::add_positional(const std::string &metavar, const std::string &help,
                                std::vector<std::string> *target) {
   positional_metavar_ = metavar;
@@ -76,6 +95,16 @@ bool ArgParser::parse(int argc, char **argv) {
     if (arg == "--help" || arg == "-h") {
       std::fputs(usage().c_str(), stdout);
       return false;
+    }
+    if (arg == "--version") {
+      std::fputs(version_text(program_).c_str(), stdout);
+      return false;
+    }
+    if (arg == "--") {
+      if (!positional_ && i + 1 < argc)
+        throw UsageError("unexpected argument '" + std::string(argv[i + 1]) + "' after --");
+      for (++i; i < argc; ++i) positional_->push_back(argv[i]);
+      break;
     }
     if (arg.rfind("--", 0) != 0 && positional_ && (arg.empty() || arg[0] != '-')) {
       positional_->push_back(arg);
@@ -92,9 +121,7 @@ bool ArgParser::parse(int argc, char **argv) {
       has_value = true;
     }
     const std::string name = arg.substr(2);
-    const Option *option = nullptr;
-    for (const Option &o : options_)
-      if (o.name == name) option = &o;
+    const Option *option = find(name);
     if (!option) throw UsageError("unknown option --" + name + " (see --help)");
     if (option->flag) {
       if (has_value) throw UsageError("--" + name + " takes no value");
@@ -140,13 +167,19 @@ std::string ArgParser::usage() const {
       (positional_ ? "  " + positional_metavar_ + "  " + positional_help_ + "\n\n" : "") +
       "options:\n";
   for (const Option &o : options_) {
-    std::string left = "  --" + o.name + (o.metavar.empty() ? "" : " " + o.metavar);
+    std::string left = "  --" + o.name;
+    for (const std::string &alias : o.aliases) left += ", --" + alias;
+    left += o.metavar.empty() ? "" : " " + o.metavar;
     if (left.size() < 26) left.resize(26, ' ');
     std::string help = o.help;
     if (!o.flag && !o.default_text.empty()) help += " (default: " + o.default_text + ")";
     out += left + " " + wrap(help, 27, 100) + "\n";
   }
   out += "  --help                   show this help\n";
+  out += "  --version                show the versions of starcnn and its libraries\n";
+  if (positional_)
+    out += "  --                       end of options: every later argument is a " +
+           positional_metavar_ + "\n";
   return out;
 }
 

@@ -1,5 +1,6 @@
 // A small command-line parser for starcnn's programs: --name VALUE or --name=VALUE options with
-// checked types and ranges, flags, --help, and errors that name the option.
+// checked types and ranges, flags, aliases, --help, --version (apps/cli/version.h), `--` ending
+// the options, and errors that name the option.
 #pragma once
 
 #include <functional>
@@ -35,11 +36,15 @@ class ArgParser {
   void add(const std::string &name, const std::string &metavar, const std::string &help,
            double *target, double min, double max);
   void add_flag(const std::string &name, const std::string &help, bool *target);
-  // Lets arguments that do not start with -- through, in order, into `target`.
+  // `alias` is another name of the option `name` (added before), as PyTorch's scripts spell it.
+  void add_alias(const std::string &alias, const std::string &name);
+  // Lets arguments that do not start with - through, in order, into `target`; after `--` every
+  // argument goes there, so a file named -x.png can be given.
   void add_positional(const std::string &metavar, const std::string &help,
                       std::vector<std::string> *target);
 
-  // False when --help was given (usage printed to stdout); throws UsageError on bad input.
+  // False when --help or --version was given (usage or versions printed to stdout); throws
+  // UsageError on bad input.
   bool parse(int argc, char **argv);
   std::string usage() const;
   const std::string &program() const { return program_; }
@@ -49,7 +54,9 @@ class ArgParser {
     std::string name, metavar, help, default_text;
     std::function<void(const std::string &)> set;  // empty for flags
     bool *flag = nullptr;
+    std::vector<std::string> aliases{};
   };
+  const Option *find(const std::string &name) const;
   std::string program_, summary_;
   std::vector<Option> options_;
   std::string positional_metavar_, positional_help_;

@@ -1,7 +1,10 @@
-// Reads the image files that infer classifies: PGM (binary P5 and ASCII P2, any maxval, scaled to
-// 0..255) and PNG (8-bit grayscale or RGB, not interlaced). PNG is decoded here on zlib, which
-// starcnn already needs: the subset is small, and libpng would be one more library to install
-// and ship to the GPU machine. Errors name the file and what is wrong with it.
+// Reads the image files that infer classifies. PNG (every colour type and bit depth, interlaced or
+// not), JPEG (baseline and progressive), BMP and binary PPM go through stb_image (Debian's
+// libstb-dev, a header only, so the GPU bundle ships no library for it); PGM (binary P5 and ASCII
+// P2, any maxval, scaled to 0..255) is read here, as stb_image has no P2 and does not scale maxval.
+// The header is read first: an image whose size is not the expected one is refused before any
+// pixel is decoded. Pixels come out with the expected channel count (gray to RGB by copying,
+// RGB to gray as luma, alpha dropped). Errors name the file and what is wrong with it.
 #pragma once
 
 #include <cstddef>
@@ -16,19 +19,25 @@ struct ImageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-struct Image {
-  size_t width = 0, height = 0, channels = 0;  // channels: 1 (gray) or 3 (RGB)
-  std::vector<uint8_t> pixels;                 // planar [channels, height, width]
+// What the caller takes: the data set's image size and channels (1: gray, 3: RGB).
+struct ImageShape {
+  size_t width = 0, height = 0, channels = 1;
 };
 
-// Any side larger than this is refused before allocating (a corrupt header cannot ask for GiBs).
-constexpr size_t kMaxImageSide = 16384;
+struct Image {
+  size_t width = 0, height = 0, channels = 0;
+  std::vector<uint8_t> pixels;  // planar [channels, height, width]
+};
 
-// `source` names the image in errors ("FILE: ...").
-Image decode_pgm(const std::vector<uint8_t> &bytes, const std::string &source);
-Image decode_png(const std::vector<uint8_t> &bytes, const std::string &source);
-// Picks the format from the first bytes, not the file name.
-Image decode_image(const std::vector<uint8_t> &bytes, const std::string &source);
-Image read_image(const std::string &path);
+// Image files are read whole; a larger one is refused without reading it.
+constexpr size_t kMaxImageFileBytes = size_t(64) << 20;
+
+// Picks the format from the first bytes, not the file name. `source` names the image in errors
+// ("FILE: ...").
+Image decode_image(const std::vector<uint8_t> &bytes, const std::string &source,
+                   const ImageShape &want);
+// Reads a regular file (a FIFO, device or directory is refused before reading) of at most
+// kMaxImageFileBytes and decodes it.
+Image read_image(const std::string &path, const ImageShape &want);
 
 }  // namespace starcnn

@@ -1,9 +1,9 @@
 #include "apps/cli/trace.h"
 
 #include "apps/cli/args.h"
+#include "apps/cli/version.h"
 #include "model/runtime/fxt_trace.h"
 
-#include <dlfcn.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,11 +27,6 @@ fs::path self_path() {
   std::error_code ec;
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);
   return ec ? fs::path() : self;
-}
-
-// Only a libstarpu built with FxT defines starpu_fxt_is_enabled.
-bool loaded_starpu_has_fxt() {
-  return dlsym(RTLD_DEFAULT, "starpu_fxt_is_enabled") != nullptr;
 }
 
 bool holds_libstarpu(const fs::path &dir) {
@@ -142,7 +137,7 @@ bool finish_trace(const std::string &dir, int ranks) {
   }
   const int status = run_program({"python3", script, dir});
   if (status == -1)
-    std::printf("trace: python3 not found; for gantt.png and summary.txt run: python3 %s %s\n",
+    std::printf("trace: python3 not found; for trace.png and summary.txt run: python3 %s %s\n",
                 script.c_str(), dir.c_str());
   else if (status != 0)
     std::fprintf(stderr, "train: trace: %s failed (status %d)\n", script.c_str(), status);

@@ -1,6 +1,6 @@
 // The end of a `--trace DIR` run: after StarPU has shut down and written its FxT trace, turns it
 // into the files StarVZ and ViTE read (paje.trace, tasks.rec, ...) and runs perf/trace_report.py
-// on them (gantt.png, summary.txt).
+// on them (trace.png, summary.txt).
 #pragma once
 
 #include <string>

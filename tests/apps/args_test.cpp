@@ -1,5 +1,6 @@
 // ArgParser's positional arguments: collected in order between options, and options still
-// checked (an unknown --flag or a lone -x is an error, not an image name).
+// checked (an unknown --flag or a lone -x is an error, not an image name) until `--`; aliases;
+// --version.
 #include "apps/cli/args.h"
 
 #include <gtest/gtest.h>
@@ -41,6 +42,53 @@ TEST(ArgParser, NoPositionalArgumentsUnlessAsked) {
   } catch (const UsageError &e) {
     EXPECT_NE(std::string(e.what()).find("'a.pgm'"), std::string::npos) << e.what();
   }
+}
+
+TEST(ArgParser, DoubleDashEndsOptions) {
+  long batch = 1;
+  std::vector<std::string> files;
+  ArgParser args("prog", "test");
+  args.add("batch", "N", "", &batch, 1, 100);
+  args.add_positional("IMAGE", "images", &files);
+  ASSERT_TRUE(parse(args, {"prog", "a.png", "--batch", "3", "--", "-x.png", "--batch", "--", "-"}));
+  EXPECT_EQ(files, (std::vector<std::string>{"a.png", "-x.png", "--batch", "--", "-"}));
+  EXPECT_EQ(batch, 3);
+  ASSERT_TRUE(parse(args, {"prog", "--"}));  // nothing after it: no more files
+  EXPECT_EQ(files.size(), 5u);
+
+  ArgParser no_files("prog", "test");
+  EXPECT_TRUE(parse(no_files, {"prog", "--"}));
+  EXPECT_THROW(parse(no_files, {"prog", "--", "a.png"}), UsageError);
+}
+
+TEST(ArgParser, AliasSetsTheSameOption) {
+  long batch = 1;
+  ArgParser args("prog", "test");
+  args.add("batch", "N", "", &batch, 1, 100);
+  args.add_alias("batch-size", "batch");
+  ASSERT_TRUE(parse(args, {"prog", "--batch-size", "7"}));
+  EXPECT_EQ(batch, 7);
+  ASSERT_TRUE(parse(args, {"prog", "--batch-size=9"}));
+  EXPECT_EQ(batch, 9);
+  EXPECT_THROW(parse(args, {"prog", "--batch-size", "0"}), UsageError);  // the option's range
+  EXPECT_EQ(batch, 9);
+  EXPECT_NE(args.usage().find("--batch, --batch-size N"), std::string::npos) << args.usage();
+  EXPECT_THROW(args.add_alias("steps", "no-such-option"), std::logic_error);
+}
+
+TEST(ArgParser, VersionPrintsAndStops) {
+  long batch = 1;
+  ArgParser args("prog", "test");
+  args.add("batch", "N", "", &batch, 1, 100);
+  testing::internal::CaptureStdout();
+  const bool run = parse(args, {"prog", "--version", "--batch", "5"});
+  const std::string out = testing::internal::GetCapturedStdout();
+  EXPECT_FALSE(run);
+  EXPECT_EQ(batch, 1);
+  EXPECT_EQ(out.rfind("prog (starcnn) ", 0), 0u) << out;
+  for (const char *key :
+       {"\ncommit: ", "\nstarpu: ", "\ncuda runtime: ", "\ncudnn: ", "\nopenblas: "})
+    EXPECT_NE(out.find(key), std::string::npos) << key << " missing from\n" << out;
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `train --trace` end to end, as a user runs it: the program links the fast StarPU (no FxT), so it
 # must restart itself on the StarPU with FxT, record a few steps, and leave the files StarVZ/ViTE
-# read (paje.trace, tasks.rec naming starcnn's codelets) and the report (summary.txt).
+# read (paje.trace, tasks.rec naming starcnn's codelets) and the report (summary.txt, and trace.png
+# with its five panels where gnuplot or matplotlib is installed, as scripts/setup-deps does).
 # Usage: train_trace_test.sh TRAIN DATA_DIR. Exits 77 (skipped) without the MNIST files.
 set -euo pipefail
 train=$1
@@ -24,6 +25,14 @@ done
 grep -q '^Name: starcnn_conv2d_forward' "$out/trace/tasks.rec" ||
   fail "tasks.rec names no starcnn_conv2d_forward task"
 grep -q '^{' "$out/train.log" || fail "train printed no closing JSON line"
+grep -q '^critical path: [0-9.]* ms over [1-9][0-9]* tasks' "$out/trace/summary.txt" ||
+  fail "summary.txt has no critical path"
+if command -v gnuplot >/dev/null || python3 -c 'import matplotlib' 2>/dev/null; then
+  [[ $(head -c 8 "$out/trace/trace.png" | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]] ||
+    fail "trace.png is missing or not a PNG"
+  grep -qx 'trace.png panels: gantt, counts, transfers, idle, critical path' \
+    "$out/trace/summary.txt" || fail "summary.txt does not list trace.png's five panels"
+fi
 
 # Without a usable FxT library the run stops before training, saying why.
 if env -u LD_LIBRARY_PATH STARCNN_FXT_STARPU_LIB="$out/nowhere" "$train" --data mnist --data-dir "$data_dir" \
