@@ -333,7 +333,7 @@ int train_network(const Options &o, const NetworkSpec &spec, const Dataset &trai
   const std::string plan_text = !o.plan.empty() ? o.plan : workers.cuda > 0 ? "auto" : "none";
   NetworkPlanText plans = usage_errors_of("--plan", [&] { return parse_network_plan(plan_text); });
   std::optional<PlanSearch> search;
-  if (plans.default_plan == "auto" && plans.overrides.empty()) {
+  if (is_measured_auto(plans)) {
     search = search_plans(spec, train, config, workers);
     for (const std::string &line : describe(*search)) std::printf("%s\n", line.c_str());
     plans = parse_network_plan(search->plan);

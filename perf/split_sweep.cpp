@@ -99,7 +99,7 @@ Measured measure(const Options &o, const NetworkSpec &spec, const Dataset &data,
   tc.seed = uint64_t(o.seed);
   tc.log_every = size_t(o.round);
   NetworkPlanText plans = parse_network_plan(plan_text);
-  if (plans.default_plan == "auto" && plans.overrides.empty()) {  // train's measured auto
+  if (is_measured_auto(plans)) {  // train's measured auto
     const PlanSearch search = search_plans(spec, data, tc, workers);
     for (const std::string &line : describe(search)) std::fprintf(stderr, "%s\n", line.c_str());
     plans = parse_network_plan(search.plan);

@@ -203,7 +203,7 @@ Result measure(const Options &o, const NetworkSpec &spec, const Dataset &data, s
   tc.log_every = size_t(o.round);  // one loss reading per round, at its end
   r.plan = config == "cpu-only" ? "cpu" : config == "cpu+gpu" ? o.plan : "cuda";
   NetworkPlanText plans = parse_network_plan(r.plan);
-  if (plans.default_plan == "auto" && plans.overrides.empty()) {
+  if (is_measured_auto(plans)) {
     r.search = search_plans(spec, data, tc, runtime.workers());
     for (const std::string &line : describe(*r.search)) std::fprintf(stderr, "%s\n", line.c_str());
     r.plan = r.search->plan;

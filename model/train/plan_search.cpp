@@ -53,6 +53,10 @@ double measure_plan(const NetworkSpec &spec, const Dataset &train, TrainConfig c
 
 }  // namespace
 
+bool is_measured_auto(const NetworkPlanText &plans) {
+  return plans.default_plan == "auto" && plans.overrides.empty();
+}
+
 void apply_plan(const NetworkPlanText &plans, const MachineWorkers &workers, long micro_batches,
                 TrainConfig &config) {
   SampleSplit samples;
@@ -62,9 +66,8 @@ void apply_plan(const NetworkPlanText &plans, const MachineWorkers &workers, lon
     config.micro_batches = 1;
     return;
   }
-  config.micro_batches = choose_micro_batches(
-      micro_batches, workers, config.shard.size > 0 ? config.shard.size : config.batch,
-      home_of(plans, workers));
+  config.micro_batches =
+      choose_micro_batches(micro_batches, workers, config.local_batch(), home_of(plans, workers));
 }
 
 PlanSearch search_plans(const NetworkSpec &spec, const Dataset &train, const TrainConfig &config,
@@ -93,7 +96,7 @@ PlanSearch search_plans(const NetworkSpec &spec, const Dataset &train, const Tra
 
   // Co-execution can only pay while the CPU alone is not hopelessly slower; past that, neither
   // split is tried (and the filter chooser's calibration, long on wide layers, is not paid).
-  const size_t batch = config.shard.size > 0 ? config.shard.size : config.batch;  // this rank's
+  const size_t batch = config.local_batch();
   if (!(std::isfinite(cpu_ms) && std::isfinite(gpu_ms) &&
         cpu_ms <= options.max_cpu_slowdown * gpu_ms && batch >= 2)) {
     search.plan = gpu_ms <= cpu_ms ? "cuda" : "cpu";

@@ -52,6 +52,10 @@ PlanSearch search_plans(const NetworkSpec &spec, const Dataset &train, const Tra
                         const MachineWorkers &workers,
                         const PlanSearchOptions &options = PlanSearchOptions());
 
+// Whether `plans` asks for the measured search (a bare `auto`; `conv2=auto` asks for the filter
+// chooser alone, plan_calibration.h).
+bool is_measured_auto(const NetworkPlanText &plans);
+
 // What train builds for a --plan text on these workers: the TrainConfig's micro-batches and
 // sample split (a sample split, or a plan that keeps the network on the CPU, changes them).
 void apply_plan(const NetworkPlanText &plans, const MachineWorkers &workers, long micro_batches,

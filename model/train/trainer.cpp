@@ -56,7 +56,7 @@ std::vector<MicroBatch> cut_batch(const TrainConfig &config, int cpu_workers) {
     }
   };
   // This rank's shard of the step (all of it in a single process).
-  const size_t batch = config.shard.size > 0 ? config.shard.size : config.batch;
+  const size_t batch = config.local_batch();
   const size_t start = config.shard.first;
   const SampleSplit &split = config.samples;
   if (split.cpu_samples <= 0) {

@@ -47,6 +47,8 @@ struct TrainConfig {
   // shard.size) of each step's `batch` (size 0: all of them), the loss staying averaged over the
   // whole `batch`, and `rank_sum` sums the gradients and loss statistics across ranks.
   BatchShard shard;
+  // The samples of each step this process runs: its shard, or the whole batch.
+  size_t local_batch() const { return shard.size > 0 ? shard.size : batch; }
   RankSum *rank_sum = nullptr;
 };
 
