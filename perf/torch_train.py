@@ -170,6 +170,9 @@ def main():
     p.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: default)")
     p.add_argument("--lr", type=float, default=0.01)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--math", choices=("fp32", "tf32"), default="tf32",
+                   help="convolution math on the GPU: fp32 (cudnn.allow_tf32 = False) or tf32 "
+                        "(PyTorch's default); matmuls keep PyTorch's default (fp32)")
     args = p.parse_args()
     if any(b < 1 for b in args.batches):
         p.error("--batches must be positive")
@@ -177,10 +180,12 @@ def main():
         p.error("--round and --steps must be positive, --warmup not negative")
     if args.threads > 0:
         torch.set_num_threads(args.threads)
+    torch.backends.cudnn.allow_tf32 = args.math == "tf32"
 
     info = machine()
     print(f"machine: {info['cpu']}, {info['cores']} cores (load {info['loadavg']}), "
-          f"gpu {info['gpu']}; torch {torch.__version__}, {torch.get_num_threads()} threads",
+          f"gpu {info['gpu']}; torch {torch.__version__}, {torch.get_num_threads()} threads, "
+          f"{args.math} convolutions",
           file=sys.stderr)
     print(f"{'network':8} {'batch':>6} {'config':16} {'step_ms':>10} {'images/s':>10}",
           file=sys.stderr)
@@ -188,7 +193,8 @@ def main():
         for batch in args.batches:
             for config in args.configs:
                 row = {"engine": "pytorch", "network": network, "batch": batch, "config": config,
-                       "machine": info, "openblas": openblas_env(), "torch": torch.__version__}
+                       "machine": info, "openblas": openblas_env(), "torch": torch.__version__,
+                       "math": args.math}
                 if config != "torch-cpu" and not torch.cuda.is_available():
                     row["skipped"] = "torch.cuda.is_available() is False"
                     print(f"{network:8} {batch:6} {config:16} skipped: no CUDA", file=sys.stderr)

@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Markdown tables from scripts/gpu-session's results.jsonl (train_benchmark and torch_train lines,
+each tagged with its session step):
+
+  plans      per (network, batch): cpu-only, gpu-only, all-cuda and cpu+gpu (auto) step times,
+             auto against the best single device and all-cuda against gpu-only, for the whole GPU
+             (step `bench`) and under the MPS cap (step `mps-bench`), where the ideal co-execution
+             step 1/(1/T_cpu + 1/T_gpu) and the share of the ideal gain auto reached are added
+  engines    starcnn beside PyTorch for each device alone (CPU, FP32 and TF32 GPU)
+
+    python3 perf/session_tables.py OUT/results.jsonl [--bench-step bench] [--mps-step mps-bench]
+"""
+import argparse
+import json
+import sys
+
+
+def load(path):
+    rows = []
+    with open(path) as f:
+        for line in f:
+            if line.startswith("{"):
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError:
+                    pass
+    return rows
+
+
+def index(rows, step, engine):
+    """(network, batch, config[, math]) -> the row, for one session step and engine."""
+    table = {}
+    for r in rows:
+        if r.get("step") == step and r.get("engine") == engine and "step_ms" in r:
+            table[(r["network"], r["batch"], r["config"])] = r
+    return table
+
+
+def ms(row):
+    return f"{row['step_ms']:.3f}" if row else "-"
+
+
+def plans_table(rows, step, capped):
+    t = index(rows, step, "starcnn")
+    if not t:
+        return f"(no train_benchmark lines of step {step})\n"
+    head = "| network | batch | cpu-only | gpu-only | all-cuda | auto | auto's plan | auto / best single |"
+    head += " ideal | share of ideal gain |" if capped else " all-cuda / gpu-only |"
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for network, batch in sorted({(k[0], k[1]) for k in t}):
+        get = lambda c: t.get((network, batch, c))
+        cpu, gpu, allc, auto = get("cpu-only"), get("gpu-only"), get("all-cuda"), get("cpu+gpu")
+        singles = [r["step_ms"] for r in (cpu, gpu, allc) if r]
+        cells = [network, str(batch), ms(cpu), ms(gpu), ms(allc), ms(auto),
+                 f"`{auto['plan']}`" if auto else "-"]
+        cells.append(f"{auto['step_ms'] / min(singles):.2f}" if auto and singles else "-")
+        if capped:
+            if cpu and allc:
+                ideal = 1 / (1 / cpu["step_ms"] + 1 / allc["step_ms"])
+                cells.append(f"{ideal:.3f}")
+                gain = allc["step_ms"] - ideal
+                cells.append(f"{(allc['step_ms'] - auto['step_ms']) / gain:.0%}"
+                             if auto and gain > 0 else "-")
+            else:
+                cells += ["-", "-"]
+        else:
+            cells.append(f"{allc['step_ms'] / gpu['step_ms']:.2f}" if allc and gpu else "-")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def engines_table(rows, bench_step, torch_steps):
+    s = index(rows, bench_step, "starcnn")
+    torch = {}
+    for step in torch_steps:
+        for key, r in index(rows, step, "pytorch").items():
+            torch[key + (r.get("math", "tf32"),)] = r
+    if not s:
+        return f"(no train_benchmark lines of step {bench_step})\n"
+    shapes = sorted({(k[0], k[1]) for k in s})
+    lines = ["| config | " + " | ".join(f"{n} b{b}" for n, b in shapes) + " |",
+             "|---|" + "---|" * len(shapes)]
+
+    def row(label, get):
+        lines.append(f"| {label} | " + " | ".join(ms(get(n, b)) for n, b in shapes) + " |")
+
+    row("starcnn cpu-only", lambda n, b: s.get((n, b, "cpu-only")))
+    row("PyTorch CPU", lambda n, b: torch.get((n, b, "torch-cpu", "fp32")))
+    row("starcnn gpu-only", lambda n, b: s.get((n, b, "gpu-only")))
+    row("PyTorch eager, fp32", lambda n, b: torch.get((n, b, "torch-cuda", "fp32")))
+    row("PyTorch eager, tf32 (default)", lambda n, b: torch.get((n, b, "torch-cuda", "tf32")))
+    row("PyTorch CUDA graph, tf32", lambda n, b: torch.get((n, b, "torch-cuda-graph", "tf32")))
+    lines.append("| starcnn tasks per step (cpu-only / gpu-only) | " + " | ".join(
+        f"{(s.get((n, b, 'cpu-only')) or {}).get('tasks_per_step', '-')} / "
+        f"{(s.get((n, b, 'gpu-only')) or {}).get('tasks_per_step', '-')}" for n, b in shapes) + " |")
+    maths = {r.get("math") for r in s.values() if r.get("math")}
+    note = f"starcnn math: {', '.join(sorted(maths))}" if maths else "starcnn math: not recorded"
+    return "\n".join(lines) + f"\n\n{note}\n"
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("results")
+    p.add_argument("--bench-step", default="bench")
+    p.add_argument("--mps-step", default="mps-bench")
+    p.add_argument("--torch-steps", nargs="+", default=["torch-fp32", "torch-tf32"])
+    args = p.parse_args()
+    try:
+        rows = load(args.results)
+    except OSError as e:
+        sys.exit(f"session_tables: {e}")
+    print(f"## Plans, whole GPU (step {args.bench_step})\n")
+    print(plans_table(rows, args.bench_step, capped=False))
+    print(f"## Plans under the MPS cap (step {args.mps_step})\n")
+    print(plans_table(rows, args.mps_step, capped=True))
+    print(f"## Each device alone against PyTorch (steps {args.bench_step}, "
+          f"{', '.join(args.torch_steps)})\n")
+    print(engines_table(rows, args.bench_step, args.torch_steps))
+
+
+if __name__ == "__main__":
+    main()
