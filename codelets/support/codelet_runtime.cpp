@@ -4,7 +4,6 @@
 #include <starpu.h>
 
 #include <cstdlib>
-#include <thread>
 
 #ifdef STARCNN_USE_CUDA
 #include <cuda_runtime.h>
@@ -21,27 +20,6 @@ void set_starpu_defaults() {
   setenv("STARPU_HISTORY_MAX_ERROR", "400", 0);
   // A StarPU built with FxT records a trace unless told not to: only --trace asks for one.
   setenv("STARPU_FXT_TRACE", "0", 0);
-  reserve_core_for_main_thread();
-}
-
-namespace {
-bool set(const char *name) {
-  return std::getenv(name) != nullptr;
-}
-}  // namespace
-
-void reserve_core_for_main_thread() {
-  // StarPU gives every core to a worker (CPU workers spin while idle), so the thread that submits
-  // the tasks is time-sliced with a worker: on the 16-core H200 host lenet's all-CUDA step took
-  // 1.16x the one with a single CPU worker. STARPU_MAIN_THREAD_BIND keeps a core for it. Not on
-  // small machines (a core is a large share there), nor where the user placed the workers, nor
-  // under mpirun (ranks on one host would bind their main threads to the same core).
-  if (std::thread::hardware_concurrency() < 8) return;
-  for (const char *name :
-       {"STARPU_MAIN_THREAD_BIND", "STARPU_NCPU", "STARPU_NCPUS", "STARPU_WORKERS_CPUID",
-        "STARPU_RESERVE_NCPU", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"})
-    if (set(name)) return;
-  setenv("STARPU_MAIN_THREAD_BIND", "1", 0);
 }
 
 int cuda_devices_for_starpu() {

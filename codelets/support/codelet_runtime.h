@@ -9,10 +9,6 @@ namespace starcnn {
 // Call before starpu_init: StarPU settings the perf models rely on, each only where the user has
 // not set it.
 void set_starpu_defaults();
-// Part of set_starpu_defaults: on machines of 8 cores or more, unless the user chose the workers
-// (STARPU_NCPU, STARPU_WORKERS_CPUID, ...) or runs under mpirun, sets STARPU_MAIN_THREAD_BIND=1
-// (StarPU then keeps one core for the thread that submits the tasks).
-void reserve_core_for_main_thread();
 // The CUDA devices StarPU will find, read before starpu_init: 0 in a build without CUDA, on a
 // machine without a usable GPU, or when STARPU_NCUDA=0.
 int cuda_devices_for_starpu();
