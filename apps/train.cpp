@@ -71,7 +71,8 @@ Options parse_options(int argc, char **argv, bool *run) {
   args.add("data-dir", "DIR", "where scripts/fetch-data put mnist/ and fashion/", &o.data_dir);
   args.add("network", "NAME|FILE", "lenet, wide, or a network description file", &o.network);
   args.add("epochs", "N",
-           "passes over the training set: in all with --resume, this run's (more) with --init",
+           "passes over the training set; with --resume in all, the checkpoint's included, with "
+           "--init this many more",
            &o.epochs, 1, 100000);
   args.add("batch", "N", "samples per step", &o.batch, 1, 1 << 20);
   args.add_alias("batch-size", "batch");
@@ -355,7 +356,7 @@ int load_and_train(const Options &o, MpiWorld &world, std::string *summary) {
     init = load_checkpoint(o.start_from(), spec);
     if (!o.init_any_network) check_same_run(*init, spec, train.preprocess, o.start_from());
     if (o.end_epoch(init->epoch) <= init->epoch) {
-      std::printf("%s has trained %lld epochs, --epochs %ld: nothing left to train\n",
+      std::printf("%s has reached epoch %lld, --epochs %ld: nothing left to train\n",
                   o.resume.c_str(), (long long)init->epoch, o.epochs);
       return 0;
     }
@@ -541,8 +542,9 @@ int main(int argc, char **argv) {
     std::string summary;
     int status = run(options, *world, &summary);
     world->barrier();  // every rank's StarPU has shut down and written its trace
-    // StarPU has shut down and written the trace: convert it before the closing JSON line.
-    if (!options.trace.empty() && world->rank() == 0 &&
+    // StarPU has shut down and written the trace: convert it before the closing JSON line. No
+    // summary: StarPU never started (a --resume with nothing left to train), there is no trace.
+    if (!options.trace.empty() && world->rank() == 0 && !summary.empty() &&
         !finish_trace(options.trace, world->size()) && status == 0)
       status = 1;
     std::printf("%s", summary.c_str());

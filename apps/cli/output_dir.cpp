@@ -28,8 +28,12 @@ std::string epoch_checkpoint_path(const std::string &dir, int64_t epoch) {
   return dir + "/" + name;
 }
 
-std::string last_checkpoint_path(const std::string &dir) { return dir + "/last.safetensors"; }
-std::string best_checkpoint_path(const std::string &dir) { return dir + "/best.safetensors"; }
+std::string last_checkpoint_path(const std::string &dir) {
+  return dir + "/last.safetensors";
+}
+std::string best_checkpoint_path(const std::string &dir) {
+  return dir + "/best.safetensors";
+}
 
 bool BestEpoch::offer(double score) {
   if (best_ && score <= *best_) return false;
