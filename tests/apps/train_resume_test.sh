@@ -9,10 +9,7 @@
 # folder that cannot be made are usage errors.
 # Usage: train_resume_test.sh TRAIN INFER DATA_DIR COMPARE_PY. Exits 77 (skipped) without MNIST.
 set -euo pipefail
-train=$1
-infer=$2
-data_dir=$3
-compare=$4
+train=$1 infer=$2 data_dir=$3 compare=$4
 # shellcheck source=tests/apps/test_support.sh
 . "$(dirname "$0")/test_support.sh"
 needs_mnist "$data_dir" train-images-idx3-ubyte
