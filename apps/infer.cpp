@@ -2,6 +2,7 @@
 // inside) and either evaluates a data set (accuracy, loss, images/s, then one JSON line) or
 // classifies PGM and PNG image files given as arguments (one line, or JSON object, per file).
 #include "apps/cli/args.h"
+#include "apps/cli/blas_core.h"
 #include "apps/cli/image_file.h"
 #include "apps/cli/math_option.h"
 #include "model/data/dataset.h"
@@ -200,6 +201,7 @@ int run(const Options &o) {
 
 int main(int argc, char **argv) {
   using namespace starcnn;
+  fix_blas_core("infer", argv);
   return run_program("infer", [&] {
     bool run_it = false;
     const Options options = parse_options(argc, argv, &run_it);

@@ -4,6 +4,7 @@
 // Launched by mpirun, each process is one rank of a data-parallel run (model/dist/): each takes
 // its shard of every batch, gradients are summed across ranks, and rank 0 alone prints and saves.
 #include "apps/cli/args.h"
+#include "apps/cli/blas_core.h"
 #include "apps/cli/math_option.h"
 #include "apps/cli/progress.h"
 #include "apps/cli/trace.h"
@@ -453,6 +454,7 @@ int train_network(const Options &o, const NetworkSpec &spec, const Dataset &trai
 
 int main(int argc, char **argv) {
   using namespace starcnn;
+  fix_blas_core("train", argv);
   std::unique_ptr<MpiWorld> world;
   const int exit_status = run_program("train", [&] {
     bool run_it = false;

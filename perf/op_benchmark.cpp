@@ -11,6 +11,7 @@
 //   kernel_us (CPU only): the bare <op>_cpu function called in a loop on the CPU worker's thread;
 //   exec_us: StarPU's per-worker executing time over one more round with profiling on, per call
 //            (for CUDA, from task start to the end of its asynchronous work on the stream).
+#include "apps/cli/blas_core.h"
 #include "apps/cli/math_option.h"
 #include "apps/cli/version.h"
 #include "codelets/accumulate.h"
@@ -618,6 +619,7 @@ int run(const Options &options) {
 }  // namespace starcnn
 
 int main(int argc, char **argv) {
+  starcnn::fix_blas_core("op_benchmark", argv);
   starcnn::Options options;
   try {
     options = starcnn::parse_options(argc, argv);

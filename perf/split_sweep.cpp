@@ -17,6 +17,7 @@
 // Without CUDA workers no split exists: the sweep then cuts the layer's CPU share into 1..N tasks
 // (N CPU workers) instead, and says so.
 #include "apps/cli/args.h"
+#include "apps/cli/blas_core.h"
 #include "apps/cli/math_option.h"
 #include "model/data/dataset.h"
 #include "model/io/json.h"
@@ -272,6 +273,7 @@ int run(const Options &o) {
 int main(int argc, char **argv) {
   using namespace starcnn;
   Options o;
+  fix_blas_core("split_sweep", argv);
   return run_program("split_sweep", [&] {
     ArgParser args(
         "split_sweep",

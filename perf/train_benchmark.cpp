@@ -15,6 +15,7 @@
 // counters, off while timing). --max-seconds caps both the warm-up and the timing of one
 // measurement. One JSON line per measurement on stdout, a table on stderr.
 #include "apps/cli/args.h"
+#include "apps/cli/blas_core.h"
 #include "apps/cli/math_option.h"
 #include "codelets/support/codelet_runtime.h"
 #include "codelets/support/codelet_support.h"
@@ -380,6 +381,7 @@ int run(const Options &o) {
 int main(int argc, char **argv) {
   using namespace starcnn;
   Options o;
+  fix_blas_core("train_benchmark", argv);
   return run_program("train_benchmark", [&] {
     ArgParser args(
         "train_benchmark",
