@@ -4,6 +4,8 @@
 // Launched by mpirun, each process is one rank of a data-parallel run (model/dist/): each takes
 // its shard of every batch, gradients are summed across ranks, and rank 0 alone prints and saves.
 #include "apps/cli/args.h"
+#include "apps/cli/blas_core.h"
+#include "apps/cli/math_option.h"
 #include "apps/cli/output_dir.h"
 #include "apps/cli/progress.h"
 #include "apps/cli/trace.h"
@@ -48,6 +50,7 @@ struct Options {
   std::string plan;  // empty: auto where there are CUDA workers, none elsewhere
   std::string checkpoint, output_dir, init, resume, trace, lr_schedule = "constant";
   std::string rank_shares = "even";
+  std::string math = kDefaultProgramMath;
   bool init_any_network = false;
   long epochs = 3, batch = 64, seed = 1, eval_every = 1, log_every = 100, max_steps = 0;
   long micro_batches = 0;  // 0: chosen from the workers (choose_micro_batches)
@@ -82,10 +85,11 @@ Options parse_options(int argc, char **argv, bool *run) {
            "(micro-batches of 16 samples or more) without CUDA workers, else 1",
            &o.micro_batches, 0, 1 << 20);
   args.add("lr", "F", "learning rate", &o.lr, 0.0, 1e6);
-  args.add("lr-schedule", "constant|cosine",
-           "the learning rate throughout, or annealed along a cosine to zero at the last step of "
-           "the last epoch (a resumed run continues the curve when given the same total)",
-           &o.lr_schedule);
+  args.add_choice("lr-schedule", {"constant", "cosine"},
+                  "the learning rate throughout, or annealed along a cosine to zero at the last "
+                  "step of the last epoch (a resumed run continues the curve when given the same "
+                  "total)",
+                  &o.lr_schedule);
   args.add("momentum", "F", "SGD momentum", &o.momentum, 0.0, 1.0);
   args.add("weight-decay", "F", "SGD weight decay (L2)", &o.weight_decay, 0.0, 1e6);
   args.add("seed", "N", "seed of the initial weights and of the shuffling", &o.seed, 0, LONG_MAX);
@@ -141,9 +145,8 @@ Options parse_options(int argc, char **argv, bool *run) {
                 "profile the training steps with StarPU: worker busy/idle fractions, tasks per "
                 "worker kind and bytes moved between RAM and GPUs, in the JSON summary",
                 &o.stats);
+  add_math_option(args, &o.math);
   *run = args.parse(argc, argv);
-  if (o.lr_schedule != "constant" && o.lr_schedule != "cosine")
-    throw UsageError("--lr-schedule must be constant or cosine, got '" + o.lr_schedule + "'");
   if (!o.init.empty() && !o.resume.empty())
     throw UsageError(
         "--init and --resume cannot go together (--resume: --epochs counts all epochs; --init: "
@@ -166,6 +169,7 @@ json::Object json_summary(const Options &o, const std::string &plan, const Runti
       .string("scheduler", runtime.scheduler())
       .string("workers", runtime.describe_workers())
       .string("plan", plan)
+      .string("math", o.math)
       .integer("batch", o.batch)
       .integer("micro_batches", micro_batches)
       .integer("epochs", last.epoch + 1)
@@ -207,6 +211,7 @@ class CheckpointSaver {
     ckpt.preprocess = data_.preprocess;
     ckpt.step = step;
     ckpt.epoch = epoch.complete ? int64_t(epoch.epoch) + 1 : int64_t(epoch.epoch);
+    ckpt.math = o_.math;
     ckpt.parameters = params.read(false);
     if (o_.momentum != 0.0) ckpt.momentum = params.read(true);
     std::string bad = first_non_finite(ckpt.parameters);
@@ -377,6 +382,7 @@ int train_network(const Options &o, const NetworkSpec &spec, const Dataset &trai
                   const Runtime &runtime, MpiWorld &world, std::string *summary) {
   std::printf("StarPU scheduler %s, %s\n", runtime.describe_scheduler().c_str(),
               runtime.describe_workers().c_str());
+  if (runtime.workers().cuda > 0) std::printf("CUDA convolutions in %s (--math)\n", o.math.c_str());
   const BatchShard shard = rank_shard(o, world);
   const std::unique_ptr<RankSum> rank_sum = world.make_rank_sum();
   if (world.size() > 1)
@@ -511,11 +517,13 @@ int train_network(const Options &o, const NetworkSpec &spec, const Dataset &trai
 
 int main(int argc, char **argv) {
   using namespace starcnn;
+  fix_blas_core("train", argv);
   std::unique_ptr<MpiWorld> world;
   const int exit_status = run_program("train", [&] {
     bool run_it = false;
     const Options options = parse_options(argc, argv, &run_it);
     if (!run_it) return 0;
+    apply_math_option(options.math);
     usage_errors_of("environment", [] {
       check_starpu_environment();
       return 0;
