@@ -19,55 +19,85 @@ void sgd_update_cpu(float *w, const float *grad, float *momentum_buf, size_t n,
   }
 }
 
+void sgd_update_cpu(const SgdVector *vectors, size_t count, const SgdParams &params) {
+  for (size_t v = 0; v < count; ++v)
+    sgd_update_cpu(vectors[v].w, vectors[v].grad, vectors[v].momentum_buf, vectors[v].n, params);
+}
+
 namespace {
 
-// The kernels' arguments: w, grad, momentum_buf (null without momentum), n, params.
-SgdParams unpack(void *cl_arg) {
+// The task's argument: the vector count tells how the buffers divide (2 or 3 a vector).
+struct SgdTaskArgs {
   SgdParams params;
-  starpu_codelet_unpack_args(cl_arg, &params);
-  return params;
-}
-auto sgd_momentum_args(void *buffers[], void *cl_arg) {
-  return std::make_tuple(vector_data(buffers[0]), vector_data(buffers[1]), vector_data(buffers[2]),
-                         vector_length(buffers[0]), unpack(cl_arg));
-}
-auto sgd_no_momentum_args(void *buffers[], void *cl_arg) {
-  return std::make_tuple(vector_data(buffers[0]), vector_data(buffers[1]),
-                         static_cast<float *>(nullptr), vector_length(buffers[0]), unpack(cl_arg));
+  uint32_t vectors;
+};
+
+size_t buffers_per_vector(const SgdParams &params) {
+  return params.momentum != 0.0f ? 3 : 2;
 }
 
-// Buffer sizes only: the learning rate changes over training, the work does not. Both variants
-// share it; their footprints differ in buffer count.
+// The update's arguments: the vectors as the worker sees them, and the params.
+auto sgd_args(void *buffers[], void *cl_arg) {
+  SgdTaskArgs args;
+  starpu_codelet_unpack_args(cl_arg, &args);
+  const size_t stride = buffers_per_vector(args.params);
+  STARPU_ASSERT_MSG(STARPU_TASK_GET_NBUFFERS(starpu_task_get_current()) == args.vectors * stride,
+                    "sgd_update: buffer count does not match the vector count");
+  std::vector<SgdVector> vectors(args.vectors);
+  for (size_t v = 0; v < vectors.size(); ++v) {
+    void **b = buffers + v * stride;
+    vectors[v] = {vector_data(b[0]), vector_data(b[1]), stride == 3 ? vector_data(b[2]) : nullptr,
+                  vector_length(b[0])};
+  }
+  return std::make_tuple(std::move(vectors), args.params);
+}
+
+void cpu_update(const std::vector<SgdVector> &vectors, const SgdParams &params) {
+  sgd_update_cpu(vectors.data(), vectors.size(), params);
+}
+#ifdef STARCNN_USE_CUDA
+void cuda_update(const std::vector<SgdVector> &vectors, const SgdParams &params,
+                 cudaStream_t stream) {
+  sgd_update_cuda(vectors.data(), vectors.size(), params, stream);
+}
+#endif
+
+// Buffer sizes only (StarPU's default footprint): the learning rate changes over training, the
+// work does not. With and without momentum differ in buffer count, so in footprint too.
 starpu_perfmodel sgd_update_model = size_history_model("starcnn_sgd_update");
 
-void check_same_length(starpu_data_handle_t a, starpu_data_handle_t b, const char *what) {
-  if (starpu_vector_get_nx(a) != starpu_vector_get_nx(b))
-    throw std::invalid_argument(std::string("sgd_update: ") + what + " and w differ in length");
+void check_same_length(starpu_data_handle_t a, starpu_data_handle_t w, const char *what,
+                       size_t vector) {
+  if (starpu_vector_get_nx(a) != starpu_vector_get_nx(w))
+    throw std::invalid_argument(std::string("sgd_update: ") + what + " and w of vector " +
+                                std::to_string(vector) + " differ in length");
 }
 
 }  // namespace
 
 starpu_codelet sgd_update_codelet =
-    STARCNN_KERNEL_CODELET("sgd_update", sgd_update_cpu, sgd_update_cuda, sgd_momentum_args,
-                           &sgd_update_model, {STARPU_RW, STARPU_R, STARPU_RW});
-starpu_codelet sgd_update_no_momentum_codelet =
-    STARCNN_KERNEL_CODELET("sgd_update_no_momentum", sgd_update_cpu, sgd_update_cuda,
-                           sgd_no_momentum_args, &sgd_update_model, {STARPU_RW, STARPU_R});
+    STARCNN_KERNEL_CODELET("sgd_update", cpu_update, cuda_update, sgd_args, &sgd_update_model, {});
 
-void submit_sgd_update(starpu_data_handle_t w, starpu_data_handle_t grad,
-                       starpu_data_handle_t momentum_buf, const SgdParams &params, Where where,
+void submit_sgd_update(const std::vector<SgdHandles> &vectors, const SgdParams &params, Where where,
                        int priority) {
-  check_same_length(grad, w, "grad");
-  SgdParams args = params;
-  if (params.momentum == 0.0f) {
-    insert_task(sgd_update_no_momentum_codelet, "sgd_update", where, priority, STARPU_RW, w,
-                STARPU_R, grad, STARPU_VALUE, &args, sizeof(args));
-    return;
+  if (vectors.empty()) throw std::invalid_argument("sgd_update: no vectors to update");
+  const bool momentum = params.momentum != 0.0f;
+  std::vector<starpu_data_descr> descrs;
+  for (size_t v = 0; v < vectors.size(); ++v) {
+    const SgdHandles &h = vectors[v];
+    check_same_length(h.grad, h.w, "grad", v);
+    descrs.push_back({h.w, STARPU_RW});
+    descrs.push_back({h.grad, STARPU_R});
+    if (!momentum) continue;
+    if (!h.momentum_buf)
+      throw std::invalid_argument("sgd_update: momentum needs a buffer (vector " +
+                                  std::to_string(v) + ")");
+    check_same_length(h.momentum_buf, h.w, "momentum_buf", v);
+    descrs.push_back({h.momentum_buf, STARPU_RW});
   }
-  if (!momentum_buf) throw std::invalid_argument("sgd_update: momentum needs a buffer");
-  check_same_length(momentum_buf, w, "momentum_buf");
-  insert_task(sgd_update_codelet, "sgd_update", where, priority, STARPU_RW, w, STARPU_R, grad,
-              STARPU_RW, momentum_buf, STARPU_VALUE, &args, sizeof(args));
+  SgdTaskArgs args{params, uint32_t(vectors.size())};
+  insert_task(sgd_update_codelet, "sgd_update", where, priority, STARPU_DATA_MODE_ARRAY,
+              descrs.data(), int(descrs.size()), STARPU_VALUE, &args, sizeof(args));
 }
 
 }  // namespace starcnn

@@ -1,14 +1,16 @@
-// One step of torch.optim.SGD (dampening 0, no Nesterov) on a float vector of parameters:
+// One step of torch.optim.SGD (dampening 0, no Nesterov) on float vectors of parameters:
 //   g = grad + weight_decay * w
 //   buf = first_step ? g : momentum * buf + g      (only when momentum != 0; else buf = g,
 //   unstored) w -= lr * buf
-// Works on any parameter vector (weights or biases), or on one part of a split one.
+// One task updates a whole list of vectors (every parameter of a network that lives on one side,
+// each conv part's slice, ...): a training step has one SGD task per device, not one per tensor.
 #pragma once
 
 #include "codelets/support/codelet_support.h"
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #ifdef STARCNN_USE_CUDA
 #include <cuda_runtime.h>
@@ -23,21 +25,38 @@ struct SgdParams {
   uint32_t first_step;  // nonzero on the first step: the buffer starts as g, like PyTorch's
 };
 
-// momentum_buf is unused (may be null) when params.momentum == 0.
+// One vector of an update, in a worker's memory. momentum_buf is unused (may be null) when
+// params.momentum == 0.
+struct SgdVector {
+  float *w;
+  const float *grad;
+  float *momentum_buf;
+  size_t n;
+};
+
+// The update of one vector, and of `count` vectors.
 void sgd_update_cpu(float *w, const float *grad, float *momentum_buf, size_t n,
                     const SgdParams &params);
+void sgd_update_cpu(const SgdVector *vectors, size_t count, const SgdParams &params);
 #ifdef STARCNN_USE_CUDA
-void sgd_update_cuda(float *w, const float *grad, float *momentum_buf, size_t n,
-                     const SgdParams &params, cudaStream_t stream);
+// A few kernel launches at most (kMaxSgdVectorsPerLaunch vectors each), whatever the sizes.
+void sgd_update_cuda(const SgdVector *vectors, size_t count, const SgdParams &params,
+                     cudaStream_t stream);
 #endif
+constexpr size_t kMaxSgdVectorsPerLaunch = 32;
 
-extern starpu_codelet sgd_update_codelet;  // buffers: w (RW), grad (R), momentum_buf (RW)
-extern starpu_codelet sgd_update_no_momentum_codelet;  // momentum 0: w (RW), grad (R)
+// Variable buffers: per vector w (RW), grad (R), then momentum_buf (RW) unless momentum == 0.
+extern starpu_codelet sgd_update_codelet;
 
-// Handles: w (RW), grad (R), momentum_buf (RW; left out, and may be null, when momentum == 0).
-// Its perf model is keyed on the vector sizes only, not on the hyper-parameters.
-void submit_sgd_update(starpu_data_handle_t w, starpu_data_handle_t grad,
-                       starpu_data_handle_t momentum_buf, const SgdParams &params,
+// The handles of one vector; momentum_buf is left out, and may be null, when momentum == 0.
+struct SgdHandles {
+  starpu_data_handle_t w, grad, momentum_buf;
+};
+
+// One task updating every vector of `vectors`. Its perf model is keyed on the vectors' sizes only,
+// not on the hyper-parameters. Throws std::invalid_argument for an empty list, a grad or buffer
+// whose length differs from its w, or momentum without a buffer.
+void submit_sgd_update(const std::vector<SgdHandles> &vectors, const SgdParams &params,
                        Where where = Where::any, int priority = 0);
 
 }  // namespace starcnn

@@ -341,7 +341,7 @@ class LenetOps {
     add(
         layer, "sgd_update",
         [=](Where where) {
-          submit_sgd_update(w->handle(), grad->handle(), momentum->handle(), params, where);
+          submit_sgd_update({{w->handle(), grad->handle(), momentum->handle()}}, params, where);
         },
         [=] { sgd_update_cpu(w->f32(), grad->f32(), momentum->f32(), count, params); });
   }

@@ -87,13 +87,16 @@ void ParameterSet::submit_clear_grads() {
 }
 
 void ParameterSet::submit_update(const SgdParams &params) {
+  // One task per side: every vector that must stay on the CPU, on CUDA, or may go anywhere.
+  std::map<Where, std::vector<SgdHandles>> by_side;
   for (auto &p : params_) {
     const auto conv = conv_plans_.find(p->name().substr(0, p->name().rfind('.')));
     for (size_t part = 0; part < p->part_count(); ++part)
-      submit_sgd_update(p->value(part).handle(), p->grad(part).handle(),
-                        params.momentum != 0.0f ? p->momentum(part).handle() : nullptr, params,
-                        conv != conv_plans_.end() ? conv->second.parts[part].where : home_);
+      by_side[conv != conv_plans_.end() ? conv->second.parts[part].where : home_].push_back(
+          {p->value(part).handle(), p->grad(part).handle(),
+           params.momentum != 0.0f ? p->momentum(part).handle() : nullptr});
   }
+  for (const auto &[where, vectors] : by_side) submit_sgd_update(vectors, params, where);
 }
 
 }  // namespace starcnn

@@ -37,7 +37,8 @@ class ParameterSet {
   void write(const std::vector<NamedTensor> &tensors, bool momentum);
 
   // One SGD step of every part of every parameter (torch.optim.SGD semantics), each where the
-  // part lives: a conv part's on its plan's workers, every other parameter's at home().
+  // part lives: a conv part's on its plan's workers, every other parameter's at home(). One task
+  // for all the parts that share worker kinds: one to three tasks a step.
   void submit_update(const SgdParams &params);
   // For steps whose networks add their gradients together (micro-batches): makes STARPU_REDUX on
   // every gradient a sum (once), and, at the start of each step, drops the previous step's values

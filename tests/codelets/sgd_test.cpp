@@ -1,5 +1,5 @@
-// SGD update codelet on CPU workers against a float64 version of torch.optim.SGD's rule, under
-// each test scheduler.
+// The multi-vector SGD update codelet on CPU workers against a float64 version of
+// torch.optim.SGD's rule applied to each vector alone, under each test scheduler.
 #include "codelets/sgd.h"
 
 #include <gtest/gtest.h>
@@ -55,38 +55,59 @@ std::string describe(const SgdParams &p) {
          " wd=" + std::to_string(p.weight_decay);
 }
 
-// Several steps, each with a fresh gradient, submitted without waiting. The momentum buffer
-// starts poisoned: the first step must not read it.
-TEST_P(SgdTest, StepsMatchTorchRule) {
-  const size_t n = 1001;
+// One vector of a multi-vector update: its StarPU vectors and the float64 reference beside them.
+struct UpdatedVector {
+  UpdatedVector(const std::vector<float> &w0, const SgdParams &setting)
+      : w(w0),
+        buf(w0.size(), -7.0f),  // poisoned: the first step must not read it
+        want{setting.lr,
+             setting.momentum,
+             setting.weight_decay,
+             std::vector<double>(w0.begin(), w0.end()),
+             {}} {}
+  RegisteredVector w, buf;
+  std::vector<std::unique_ptr<RegisteredVector>> grads;
+  ReferenceSgd want;
+};
+
+// Several steps of vectors of many sizes (one element to several thousand, more buffers than
+// StarPU's fixed task size), one task a step, each with fresh gradients, submitted without
+// waiting; each vector against its own float64 reference.
+TEST_P(SgdTest, OneTaskUpdatesEveryVectorLikeTorch) {
+  const size_t sizes[] = {1, 7, 256, 1001, 4099, 3, 60000};
   const int steps = 5;
   uint32_t seed = 1;
   for (const SgdParams &setting : kSettings) {
     SCOPED_TRACE(describe(setting));
-    const auto w0 = testing::random_floats(n, seed++);
-    ReferenceSgd want{setting.lr,
-                      setting.momentum,
-                      setting.weight_decay,
-                      std::vector<double>(w0.begin(), w0.end()),
-                      {}};
-    RegisteredVector w(w0), buf(n, -7.0f);
-    std::vector<std::unique_ptr<RegisteredVector>> grads;
+    const bool momentum = setting.momentum != 0.0f;
+    std::vector<std::unique_ptr<UpdatedVector>> vectors;
+    for (size_t n : sizes)
+      vectors.push_back(
+          std::make_unique<UpdatedVector>(testing::random_floats(n, seed++), setting));
     for (int t = 0; t < steps; ++t) {
-      grads.push_back(std::make_unique<RegisteredVector>(testing::random_floats(n, seed++)));
+      std::vector<SgdHandles> handles;
+      for (auto &v : vectors) {
+        v->grads.push_back(
+            std::make_unique<RegisteredVector>(testing::random_floats(v->w.size(), seed++)));
+        handles.push_back(
+            {v->w.handle(), v->grads.back()->handle(), momentum ? v->buf.handle() : nullptr});
+      }
       SgdParams params = setting;
       params.first_step = t == 0;
-      submit_sgd_update(w.handle(), grads.back()->handle(),
-                        setting.momentum != 0.0f ? buf.handle() : nullptr, params);
-      want.step(grads.back()->read());
+      submit_sgd_update(handles, params);
+      for (auto &v : vectors) v->want.step(v->grads.back()->read());
     }
-    expect_near(w.read(), want.w);
-    if (setting.momentum != 0.0f) expect_near(buf.read(), want.buf);
+    for (auto &v : vectors) {
+      SCOPED_TRACE("n=" + std::to_string(v->w.size()));
+      expect_near(v->w.read(), v->want.w);
+      if (momentum) expect_near(v->buf.read(), v->want.buf);
+    }
   }
   EXPECT_EQ(testing::count_tasks().cpu_tasks, steps * int(std::size(kSettings)));
 }
 
-// A parameter vector cut into parts, one task each, gives the same result as one task.
-TEST_P(SgdTest, PartsGiveTheWhole) {
+// The parts of a split parameter, each a vector of its own in one task, give the whole's update.
+TEST_P(SgdTest, PartsInOneTaskGiveTheWhole) {
   const size_t n = 777;
   const SgdParams params{0.02f, 0.8f, 1e-3f, 0};
   const auto w0 = testing::random_floats(n, 50);
@@ -107,21 +128,36 @@ TEST_P(SgdTest, PartsGiveTheWhole) {
   filter.nchildren = 3;
   filter.filter_arg_ptr = lengths;
   for (RegisteredVector *v : {&w, &grad, &buf}) starpu_data_partition(v->handle(), &filter);
+  std::vector<SgdHandles> parts;
   for (unsigned p = 0; p < 3; ++p)
-    submit_sgd_update(starpu_data_get_sub_data(w.handle(), 1, p),
-                      starpu_data_get_sub_data(grad.handle(), 1, p),
-                      starpu_data_get_sub_data(buf.handle(), 1, p), params);
+    parts.push_back({starpu_data_get_sub_data(w.handle(), 1, p),
+                     starpu_data_get_sub_data(grad.handle(), 1, p),
+                     starpu_data_get_sub_data(buf.handle(), 1, p)});
+  submit_sgd_update(parts, params);
   for (RegisteredVector *v : {&w, &grad, &buf})
     starpu_data_unpartition(v->handle(), STARPU_MAIN_RAM);
   expect_near(w.read(), want.w);
   expect_near(buf.read(), want.buf);
-  EXPECT_EQ(testing::count_tasks().cpu_tasks, 3);
+  EXPECT_EQ(testing::count_tasks().cpu_tasks, 1);
 }
 
-uint32_t footprint(starpu_data_handle_t w, starpu_data_handle_t g, starpu_data_handle_t m,
-                   SgdParams params) {
-  starpu_task *task = starpu_task_build(&sgd_update_codelet, STARPU_RW, w, STARPU_R, g, STARPU_RW,
-                                        m, STARPU_VALUE, &params, sizeof(params), 0);
+// The footprint of the task that submit_sgd_update would submit for vectors of `sizes`.
+uint32_t footprint(const std::vector<size_t> &sizes, SgdParams params) {
+  std::vector<std::unique_ptr<RegisteredVector>> held;
+  std::vector<starpu_data_descr> descrs;
+  const starpu_data_access_mode modes[] = {STARPU_RW, STARPU_R, STARPU_RW};  // w, grad, buffer
+  const size_t per_vector = params.momentum != 0.0f ? 3 : 2;
+  for (size_t n : sizes)
+    for (size_t b = 0; b < per_vector; ++b) {
+      held.push_back(std::make_unique<RegisteredVector>(n));
+      descrs.push_back({held.back()->handle(), modes[b]});
+    }
+  const struct {
+    SgdParams params;
+    uint32_t vectors;
+  } args{params, uint32_t(sizes.size())};
+  starpu_task *task = starpu_task_build(&sgd_update_codelet, STARPU_DATA_MODE_ARRAY, descrs.data(),
+                                        int(descrs.size()), STARPU_VALUE, &args, sizeof(args), 0);
   const uint32_t hash = starpu_task_footprint(sgd_update_codelet.model, task,
                                               starpu_worker_get_perf_archtype(0, 0), 0);
   task->detach = 0;  // never submitted: ours to free
@@ -129,22 +165,31 @@ uint32_t footprint(starpu_data_handle_t w, starpu_data_handle_t g, starpu_data_h
   return hash;
 }
 
-// The perf model must pool every step of a training run, whatever its learning rate.
+// The perf model must pool every step of a training run, whatever its learning rate, and tell
+// apart lists of other sizes.
 TEST_P(SgdTest, PerfModelIgnoresHyperParameters) {
-  RegisteredVector w(100), g(100), m(100), w2(200), g2(200), m2(200);
-  const uint32_t base = footprint(w.handle(), g.handle(), m.handle(), {0.1f, 0.9f, 0.0f, 1});
-  EXPECT_EQ(footprint(w.handle(), g.handle(), m.handle(), {0.001f, 0.5f, 1e-4f, 0}), base);
-  EXPECT_NE(footprint(w2.handle(), g2.handle(), m2.handle(), {0.1f, 0.9f, 0.0f, 1}), base);
+  const uint32_t base = footprint({100, 10}, {0.1f, 0.9f, 0.0f, 1});
+  EXPECT_EQ(footprint({100, 10}, {0.001f, 0.5f, 1e-4f, 0}), base);
+  EXPECT_NE(footprint({200, 10}, {0.1f, 0.9f, 0.0f, 1}), base);
+  EXPECT_NE(footprint({100, 10, 5}, {0.1f, 0.9f, 0.0f, 1}), base);
+  EXPECT_NE(footprint({100, 10}, {0.1f, 0.0f, 0.0f, 1}), base) << "no momentum, no buffers";
 }
 
-TEST_P(SgdTest, MomentumWithoutBufferOrWrongSizesAreRefused) {
-  RegisteredVector w(10), g(10), short_buf(9);
-  EXPECT_THROW(submit_sgd_update(w.handle(), g.handle(), nullptr, {0.1f, 0.9f, 0.0f, 1}),
+TEST_P(SgdTest, EmptyListsMissingBuffersAndWrongSizesAreRefused) {
+  RegisteredVector w(10), g(10), m(10), short_buf(9);
+  const SgdParams momentum{0.1f, 0.9f, 0.0f, 1}, plain{0.1f, 0.0f, 0.0f, 1};
+  EXPECT_THROW(submit_sgd_update({}, plain), std::invalid_argument);
+  EXPECT_THROW(
+      submit_sgd_update({{w.handle(), g.handle(), m.handle()}, {m.handle(), g.handle(), nullptr}},
+                        momentum),
+      std::invalid_argument);
+  EXPECT_THROW(submit_sgd_update({{w.handle(), g.handle(), short_buf.handle()}}, momentum),
                std::invalid_argument);
-  EXPECT_THROW(submit_sgd_update(w.handle(), g.handle(), short_buf.handle(), {0.1f, 0.9f, 0.0f, 1}),
-               std::invalid_argument);
-  EXPECT_THROW(submit_sgd_update(w.handle(), short_buf.handle(), nullptr, {0.1f, 0.0f, 0.0f, 1}),
-               std::invalid_argument);
+  EXPECT_THROW(
+      submit_sgd_update(
+          {{w.handle(), g.handle(), nullptr}, {w.handle(), short_buf.handle(), nullptr}}, plain),
+      std::invalid_argument);
+  EXPECT_EQ(testing::count_tasks().cpu_tasks, 0);
 }
 
 STARCNN_INSTANTIATE_SCHEDULER_TESTS(SgdTest);

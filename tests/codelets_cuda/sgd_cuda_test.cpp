@@ -1,5 +1,5 @@
-// SGD update on CUDA workers against the CPU implementation; skips where StarPU finds no CUDA
-// worker.
+// The multi-vector SGD update on CUDA workers against the CPU implementation; skips where StarPU
+// finds no CUDA worker.
 #include "codelets/sgd.h"
 
 #include <gtest/gtest.h>
@@ -24,33 +24,47 @@ constexpr double kRelativeTolerance = 1e-6;
 
 class SgdCudaTest : public testing::CudaSchedulerTest {};
 
+// One task a step over vectors of many sizes, more of them than one launch takes (so the task
+// launches its kernel more than once), against the CPU kernel on the same data.
 TEST_P(SgdCudaTest, StepsOnCudaMatchCpu) {
   const SgdParams settings[] = {
       {0.1f, 0.0f, 0.0f, 0}, {0.05f, 0.9f, 0.0f, 0}, {0.01f, 0.9f, 5e-4f, 0}};
-  const size_t sizes[] = {1, 1001, 1 << 20};
+  std::vector<size_t> sizes = {1, 1001, 1 << 20, 300000};
+  for (size_t v = 0; sizes.size() < kMaxSgdVectorsPerLaunch + 5; ++v) sizes.push_back(1 + 97 * v);
   const int steps = 4;
   uint32_t seed = 1;
   int tasks = 0;
-  for (const SgdParams &setting : settings)
+  for (const SgdParams &setting : settings) {
+    SCOPED_TRACE("momentum=" + std::to_string(setting.momentum));
+    const bool momentum = setting.momentum != 0.0f;
+    std::vector<std::vector<float>> w, buf;
+    std::vector<std::unique_ptr<RegisteredVector>> wh, bufh, grads;
     for (size_t n : sizes) {
-      SCOPED_TRACE("n=" + std::to_string(n) + " momentum=" + std::to_string(setting.momentum));
-      const bool momentum = setting.momentum != 0.0f;
-      std::vector<float> w = testing::random_floats(n, seed++), buf(n, -7.0f);
-      RegisteredVector wh(w), bufh(n, -7.0f);
-      std::vector<std::unique_ptr<RegisteredVector>> grads;
-      for (int t = 0; t < steps; ++t) {
-        const auto g = testing::random_floats(n, seed++);
-        grads.push_back(std::make_unique<RegisteredVector>(g));
-        SgdParams params = setting;
-        params.first_step = t == 0;
-        submit_sgd_update(wh.handle(), grads.back()->handle(), momentum ? bufh.handle() : nullptr,
-                          params, Where::cuda);
-        sgd_update_cpu(w.data(), g.data(), buf.data(), n, params);
-        ++tasks;
-      }
-      testing::expect_close(wh.read(), w, kRelativeTolerance);
-      if (momentum) testing::expect_close(bufh.read(), buf, kRelativeTolerance);
+      w.push_back(testing::random_floats(n, seed++));
+      buf.emplace_back(n, -7.0f);
+      wh.push_back(std::make_unique<RegisteredVector>(w.back()));
+      bufh.push_back(std::make_unique<RegisteredVector>(n, -7.0f));
     }
+    for (int t = 0; t < steps; ++t) {
+      SgdParams params = setting;
+      params.first_step = t == 0;
+      std::vector<SgdHandles> handles;
+      for (size_t v = 0; v < sizes.size(); ++v) {
+        const auto g = testing::random_floats(sizes[v], seed++);
+        grads.push_back(std::make_unique<RegisteredVector>(g));
+        handles.push_back(
+            {wh[v]->handle(), grads.back()->handle(), momentum ? bufh[v]->handle() : nullptr});
+        sgd_update_cpu(w[v].data(), g.data(), buf[v].data(), sizes[v], params);
+      }
+      submit_sgd_update(handles, params, Where::cuda);
+      ++tasks;
+    }
+    for (size_t v = 0; v < sizes.size(); ++v) {
+      SCOPED_TRACE("n=" + std::to_string(sizes[v]));
+      testing::expect_close(wh[v]->read(), w[v], kRelativeTolerance);
+      if (momentum) testing::expect_close(bufh[v]->read(), buf[v], kRelativeTolerance);
+    }
+  }
   const testing::WorkerCounts counts = testing::count_tasks();
   EXPECT_EQ(counts.cuda_tasks, tasks);
   EXPECT_EQ(counts.cpu_tasks, 0);

@@ -37,6 +37,14 @@ std::multimap<std::string, Where> step_tasks(const NetworkSpec &spec, const std:
   return placed;
 }
 
+// How many SGD update tasks `tasks` holds with each worker-kind mask.
+std::map<Where, int> update_tasks(const std::multimap<std::string, Where> &tasks) {
+  std::map<Where, int> updates;
+  const auto [first, last] = tasks.equal_range("sgd_update");
+  for (auto t = first; t != last; ++t) ++updates[t->second];
+  return updates;
+}
+
 class PlacementTest : public ::testing::Test {
  protected:
   testing::StarpuRuntime runtime_{"eager", 0};
@@ -48,17 +56,20 @@ TEST_F(PlacementTest, AnAllCudaPlanMasksEveryTaskToCuda) {
   ASSERT_GT(tasks.size(), 20u);
   for (const auto &[op, where] : tasks)
     EXPECT_EQ(where, Where::cuda) << op << " on " << where_name(where);
+  EXPECT_EQ(update_tasks(tasks), (std::map<Where, int>{{Where::cuda, 1}}));
 }
 
 TEST_F(PlacementTest, AnAllCpuPlanMasksEveryTaskToTheCpu) {
-  for (const auto &[op, where] : step_tasks(spec_, "cpu"))
+  const auto tasks = step_tasks(spec_, "cpu");
+  for (const auto &[op, where] : tasks)
     EXPECT_EQ(where, Where::cpu) << op << " on " << where_name(where);
+  EXPECT_EQ(update_tasks(tasks), (std::map<Where, int>{{Where::cpu, 1}}));
 }
 
 TEST_F(PlacementTest, AFilterSplitPlacesItsPartsAndKeepsEveryOtherOpOnCuda) {
   const auto tasks = step_tasks(spec_, "cuda;conv2=4@cpu/2,12@cuda");
   // conv2's CPU part in 2 sample blocks: forward, backward filter and backward data each, and the
-  // SGD updates of its weight and bias part run where the part lives.
+  // SGD update of its weight and bias part runs where the part lives: one task for both.
   int cpu_conv_tasks = 0, cpu_updates = 0, merges = 0;
   for (const auto &[op, where] : tasks) {
     const bool conv = op.rfind("conv2d_", 0) == 0, update = op.rfind("sgd", 0) == 0;
@@ -71,8 +82,22 @@ TEST_F(PlacementTest, AFilterSplitPlacesItsPartsAndKeepsEveryOtherOpOnCuda) {
     merges += op == "merge" || op == "split";
   }
   EXPECT_EQ(cpu_conv_tasks, 6);
-  EXPECT_EQ(cpu_updates, 2);
+  EXPECT_EQ(cpu_updates, 1);
   EXPECT_EQ(merges, 2);
+  EXPECT_EQ(update_tasks(tasks), (std::map<Where, int>{{Where::cpu, 1}, {Where::cuda, 1}}));
+}
+
+// Every parameter and part whose plan gives the same worker kinds shares one update task.
+TEST_F(PlacementTest, EachSideUpdatesItsParametersInOneTask) {
+  EXPECT_EQ(update_tasks(step_tasks(spec_, "cuda;conv1=2@cpu,1@any,3@cuda;conv2=10@any,6@cpu")),
+            (std::map<Where, int>{{Where::cpu, 1}, {Where::cuda, 1}, {Where::any, 1}}));
+  // Both convolutions split between any worker and the CPU, the linear layers at home (CUDA).
+  EXPECT_EQ(update_tasks(step_tasks(spec_, "2@any,1@cpu,3@any;conv2=5@any,11@cpu")),
+            (std::map<Where, int>{{Where::cpu, 1}, {Where::cuda, 1}, {Where::any, 1}}));
+  EXPECT_EQ(update_tasks(step_tasks(spec_, "cpu;conv2=5@cuda,11@cpu")),
+            (std::map<Where, int>{{Where::cpu, 1}, {Where::cuda, 1}}));
+  EXPECT_EQ(update_tasks(step_tasks(load_network("wide"), "cuda")),
+            (std::map<Where, int>{{Where::cuda, 1}}));
 }
 
 TEST_F(PlacementTest, ASampleSplitsCpuChainRunsEveryOpOnTheCpu) {
@@ -83,10 +108,13 @@ TEST_F(PlacementTest, ASampleSplitsCpuChainRunsEveryOpOnTheCpu) {
     else
       EXPECT_EQ(where, Where::cpu) << op << " on " << where_name(where);
   }
+  EXPECT_EQ(update_tasks(tasks), (std::map<Where, int>{{Where::cuda, 1}}));
 }
 
 TEST_F(PlacementTest, NoneLeavesEveryTaskToTheScheduler) {
-  for (const auto &[op, where] : step_tasks(spec_, "none")) EXPECT_EQ(where, Where::any) << op;
+  const auto tasks = step_tasks(spec_, "none");
+  for (const auto &[op, where] : tasks) EXPECT_EQ(where, Where::any) << op;
+  EXPECT_EQ(update_tasks(tasks), (std::map<Where, int>{{Where::any, 1}}));
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // Whole training steps of LeNet as StarPU task flows, on CPU workers under several schedulers:
-// - one step of a split network (unequal filter parts, some held to the CPU) against the float64
-//   reference of lenet_reference.h: loss, correct count, momentum buffers and parameters;
+// - one and three steps of a split network (unequal filter parts, some held to the CPU) and three
+// of
+//   a whole one against the float64 reference of lenet_reference.h: loss, correct count, momentum
+//   buffers and parameters;
 // - several steps of a split and a whole network from the same weights end at the same weights
 //   (lenet, and a small network with the layer kinds lenet lacks).
 #include "codelets/accumulate.h"
@@ -127,11 +129,9 @@ class TrainingStepTest : public ::testing::TestWithParam<std::string> {
 // Trains `steps` steps of the split lenet on batches of 5, each step's batch new, and the float64
 // reference alongside on the same batches; expects the same loss, correct count, momentum buffers
 // and parameters.
-void expect_split_steps_match_reference(int steps) {
+void expect_steps_match_reference(const std::string &plan, int steps) {
   const NetworkSpec spec = load_network("lenet");
-  ParameterSet params(spec, parse_network_plan(kSplitPlan), cpu_workers());
-  ASSERT_EQ(params.get("conv1.weight").part_count(), 3u);
-  ASSERT_GE(params.get("conv2.weight").part_count(), 2u);
+  ParameterSet params(spec, parse_network_plan(plan), cpu_workers());
   params.initialize(2024);
   const int n = 5;
   Network net(spec, params, n);
@@ -173,6 +173,17 @@ void expect_split_steps_match_reference(int steps) {
   }
 }
 
+// The split plan's parameters update in two tasks a step: the parts held to the CPU, and the
+// rest.
+void expect_split_steps_match_reference(int steps) {
+  {
+    const ParameterSet split(load_network("lenet"), parse_network_plan(kSplitPlan), cpu_workers());
+    ASSERT_EQ(split.conv_plan("conv1").parts.size(), 3u);
+    ASSERT_GE(split.conv_plan("conv2").parts.size(), 2u);
+  }
+  expect_steps_match_reference(kSplitPlan, steps);
+}
+
 TEST_P(TrainingStepTest, SplitStepMatchesFloat64Reference) {
   expect_split_steps_match_reference(1);
 }
@@ -180,6 +191,11 @@ TEST_P(TrainingStepTest, SplitStepMatchesFloat64Reference) {
 // Momentum from the second step on, and gradients that must not carry over from step to step.
 TEST_P(TrainingStepTest, ThreeSplitStepsMatchFloat64Reference) {
   expect_split_steps_match_reference(3);
+}
+
+// Every parameter of the network in one update task a step.
+TEST_P(TrainingStepTest, ThreeWholeStepsMatchFloat64Reference) {
+  expect_steps_match_reference("none", 3);
 }
 
 // Trains `steps` steps of `spec` from the same weights and batches, once whole and once split by
