@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace starcnn {
@@ -75,9 +77,9 @@ void make_descriptors(const Conv2dShape &s, CudnnConv2dDescriptors &desc) {
               "set convolution descriptor");
 }
 
-// The first heuristic answer that works, fits the workspace cap and (unless allowed) avoids
-// tensor-core math; never one that converts FP32 data to FP16 (TF32 is as far as tf32 goes).
-// Returns its algorithm, math type and workspace need.
+// The first answer (fastest measured, or best guessed) that works, fits the workspace cap and
+// (unless allowed) avoids tensor-core math; never one that converts FP32 data to FP16 (TF32 is as
+// far as tf32 goes). Returns its algorithm, math type and workspace need.
 template <typename Perf, typename Algo>
 void pick(const Perf *perf, int count, const char *op, Algo &algo, cudnnMathType_t &math,
           size_t &bytes) {
@@ -96,31 +98,46 @@ void pick(const Perf *perf, int count, const char *op, Algo &algo, cudnnMathType
   STARPU_ABORT();
 }
 
+// cuDNN's heuristics only guess: on the H200 they left wide's convolutions well behind PyTorch,
+// which measures (cudnn.benchmark). So each shape's algorithms are timed once per worker, outside
+// any task (cudnnFind allocates its own buffers); STARCNN_CUDNN_HEURISTICS=1 keeps the guesses.
+bool measure_algorithms() {
+  const char *value = std::getenv("STARCNN_CUDNN_HEURISTICS");
+  return value == nullptr || std::string(value) == "0";
+}
+
 void choose_algorithms(cudnnHandle_t handle, CudnnConv2dDescriptors &desc, size_t &workspace) {
   constexpr int kMax = 16;
   int count = 0;
   size_t bytes = 0;
+  const bool measure = measure_algorithms();
   // Heuristics answer for the math type set on the descriptor.
   check_cudnn(cudnnSetConvolutionMathType(
                   desc.conv, allow_tensor_math() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH),
               "set math type");
   cudnnConvolutionFwdAlgoPerf_t fwd[kMax];
-  check_cudnn(cudnnGetConvolutionForwardAlgorithm_v7(handle, desc.x, desc.w, desc.conv, desc.y,
-                                                     kMax, &count, fwd),
-              "forward heuristics");
+  check_cudnn(measure ? cudnnFindConvolutionForwardAlgorithm(handle, desc.x, desc.w, desc.conv,
+                                                             desc.y, kMax, &count, fwd)
+                      : cudnnGetConvolutionForwardAlgorithm_v7(handle, desc.x, desc.w, desc.conv,
+                                                               desc.y, kMax, &count, fwd),
+              "forward algorithm search");
   pick(fwd, count, "forward", desc.forward_algo, desc.forward_math, bytes);
   workspace = bytes;
   cudnnConvolutionBwdFilterAlgoPerf_t bwd_filter[kMax];
-  check_cudnn(cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle, desc.x, desc.y, desc.conv,
-                                                            desc.w, kMax, &count, bwd_filter),
-              "backward filter heuristics");
+  check_cudnn(measure ? cudnnFindConvolutionBackwardFilterAlgorithm(
+                            handle, desc.x, desc.y, desc.conv, desc.w, kMax, &count, bwd_filter)
+                      : cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+                            handle, desc.x, desc.y, desc.conv, desc.w, kMax, &count, bwd_filter),
+              "backward filter algorithm search");
   pick(bwd_filter, count, "backward filter", desc.backward_filter_algo, desc.backward_filter_math,
        bytes);
   workspace = std::max(workspace, bytes);
   cudnnConvolutionBwdDataAlgoPerf_t bwd_data[kMax];
-  check_cudnn(cudnnGetConvolutionBackwardDataAlgorithm_v7(handle, desc.w, desc.y, desc.conv, desc.x,
-                                                          kMax, &count, bwd_data),
-              "backward data heuristics");
+  check_cudnn(measure ? cudnnFindConvolutionBackwardDataAlgorithm(handle, desc.w, desc.y, desc.conv,
+                                                                  desc.x, kMax, &count, bwd_data)
+                      : cudnnGetConvolutionBackwardDataAlgorithm_v7(
+                            handle, desc.w, desc.y, desc.conv, desc.x, kMax, &count, bwd_data),
+              "backward data algorithm search");
   pick(bwd_data, count, "backward data", desc.backward_data_algo, desc.backward_data_math, bytes);
   workspace = std::max(workspace, bytes);
 }
