@@ -98,12 +98,13 @@ void pick(const Perf *perf, int count, const char *op, Algo &algo, cudnnMathType
   STARPU_ABORT();
 }
 
-// cuDNN's heuristics only guess: on the H200 they left wide's convolutions well behind PyTorch,
-// which measures (cudnn.benchmark). So each shape's algorithms are timed once per worker, outside
-// any task (cudnnFind allocates its own buffers); STARCNN_CUDNN_HEURISTICS=1 keeps the guesses.
+// cuDNN's heuristics guess each shape's algorithms; STARCNN_CUDNN_FIND=1 times them once per worker
+// instead, outside any task (cudnnFind allocates its own buffers), as PyTorch's cudnn.benchmark.
+// Guessing stays the default: on the H200 timing them made no step faster (lenet and wide,
+// batch 64 and 256, perf/results/h200-2026-12-03-c) and costs start-up time.
 bool measure_algorithms() {
-  const char *value = std::getenv("STARCNN_CUDNN_HEURISTICS");
-  return value == nullptr || std::string(value) == "0";
+  const char *value = std::getenv("STARCNN_CUDNN_FIND");
+  return value != nullptr && std::string(value) != "0";
 }
 
 void choose_algorithms(cudnnHandle_t handle, CudnnConv2dDescriptors &desc, size_t &workspace) {
