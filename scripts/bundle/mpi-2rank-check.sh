@@ -5,7 +5,8 @@
 # logs and checkpoints go to OUT_DIR. Each run is bounded by TIMEOUT_S seconds (default 900).
 # CPU_ONLY=1 makes rank 0 CPU-only too (for a machine without a GPU); further arguments go to
 # every train (e.g. --max-steps 5). The ranks get disjoint CPUs (RANK0_CPUS, RANK1_CPUS: lists for
-# STARPU_WORKERS_CPUID). Exits 1 if a run fails, 2 on a usage error.
+# STARPU_WORKERS_CPUID); RANK_NCPU sets each rank's CPU workers (default 7) and RANK_SHARES the cut
+# (default 3,1). Exits 1 if a run fails, 2 on a usage error.
 # Usage: DATA_DIR=... mpi-2rank-check.sh [OUT_DIR] [TRAIN_ARGS...]
 set -uo pipefail
 
@@ -20,6 +21,8 @@ mkdir -p "$out" || exit 2
 # shellcheck source=/dev/null
 source "$here/env.sh" || echo "mpi-2rank-check: warning: env.sh found the host incomplete (see above)" >&2
 timeout_s=${TIMEOUT_S:-900}
+ncpu=${RANK_NCPU:-7}
+shares=${RANK_SHARES:-3,1}
 ncuda=()
 if [[ ${CPU_ONLY:-0} == 1 ]]; then ncuda=(STARPU_NCUDA=0); fi
 
@@ -45,10 +48,10 @@ status=0
 echo "== (a) one process: train ${flags[*]} --checkpoint $out/A.st"
 timeout "$timeout_s" env "${ncuda[@]}" "$here/bin/train" "${flags[@]}" --checkpoint "$out/A.st" \
   >"$out/single.log" 2>&1 || { echo "one process exited with $?" >&2; status=1; }
-echo "== (b) 2 ranks (3:1): mpirun -np 1 [GPU rank] : -np 1 [CPU rank] train ... --rank-shares 3,1"
+echo "== (b) 2 ranks ($shares, $ncpu CPU workers each): mpirun -np 1 [GPU rank] : -np 1 [CPU rank] train ... --rank-shares $shares"
 timeout "$timeout_s" "${mpi[@]}" \
-  -np 1 env "${ncuda[@]}" "${cpus0[@]}" STARPU_NCPU=7 "$here/bin/train" "${flags[@]}" --rank-shares 3,1 --checkpoint "$out/B.st" : \
-  -np 1 env "${cpus1[@]}" STARPU_NCUDA=0 STARPU_NCPU=7 "$here/bin/train" "${flags[@]}" --rank-shares 3,1 --checkpoint "$out/B.st" \
+  -np 1 env "${ncuda[@]}" "${cpus0[@]}" STARPU_NCPU=$ncpu "$here/bin/train" "${flags[@]}" --rank-shares "$shares" --checkpoint "$out/B.st" : \
+  -np 1 env "${cpus1[@]}" STARPU_NCUDA=0 STARPU_NCPU=$ncpu "$here/bin/train" "${flags[@]}" --rank-shares "$shares" --checkpoint "$out/B.st" \
   >"$out/ranks.log" 2>&1 || { echo "2 ranks exited with $?" >&2; status=1; }
 
 for run in single ranks; do
