@@ -4,7 +4,8 @@ machine, ranks sharing its cores) and reports images/s and the bytes moved betwe
 step, as JSON lines and a Markdown table.
 
     python3 perf/mpi_scaling.py --train build/apps/train --out perf/results/DIR/mpi_scaling \\
-        [--networks lenet,wide] [--ranks 1,2,4] [--ncpu-per-rank 1] [--steps lenet=60,wide=6]
+        [--networks lenet,wide] [--ranks 1,2,4] [--ncpu-per-rank 1] [--steps lenet=60,wide=6] \\
+        [--train-args '--plan cuda']
 
 One process runs without mpirun (no MPI at all); N > 1 ranks run under mpirun with an even cut
 of the global batch. images/s is train's own figure over the whole run (first steps included).
@@ -32,6 +33,7 @@ def run(args, network, ranks, steps):
            "--max-steps", str(steps), "--eval-every", "0", "--log-every", str(steps)]
     if args.data_dir:
         cmd += ["--data-dir", args.data_dir]
+    cmd += args.train_args.split()
     if ranks > 1:
         cmd = MPIRUN + ["-np", str(ranks)] + cmd
     env = dict(os.environ, STARPU_SILENT="1",
@@ -59,6 +61,7 @@ def main():
     p.add_argument("--batch", type=int, default=64)
     p.add_argument("--data", default="mnist")
     p.add_argument("--data-dir", default="")
+    p.add_argument("--train-args", default="", help="more flags for every train, e.g. '--plan cuda'")
     p.add_argument("--ncpu-per-rank", type=int, default=1)
     p.add_argument("--single-cores", type=int, default=os.cpu_count() or 1,
                    help="CPU workers of the 1-rank run (default: every core)")
