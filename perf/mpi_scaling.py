@@ -17,8 +17,9 @@ import os
 import subprocess
 import sys
 
-MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--mca", "btl", "self,vader",
-          "--mca", "btl_vader_single_copy_mechanism", "none"]
+# Ranks unbound: Open MPI would otherwise pin each rank, all its StarPU workers included, to one core.
+MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "--mca", "btl",
+          "self,vader", "--mca", "btl_vader_single_copy_mechanism", "none"]
 
 
 def summary_of(output):
