@@ -11,6 +11,7 @@
 #include "apps/cli/trace.h"
 #include "model/data/dataset.h"
 #include "model/dist/batch_shards.h"
+#include "model/dist/host_cores.h"
 #include "model/dist/world.h"
 #include "model/io/atomic_file.h"
 #include "model/io/checkpoint.h"
@@ -547,6 +548,10 @@ int main(int argc, char **argv) {
     if (world->rank() != 0 && !std::freopen("/dev/null", "w", stdout))
       throw std::runtime_error("cannot silence the output of rank " +
                                std::to_string(world->rank()));
+    if (const std::optional<HostCores> cores = place_rank_on_host_cores())
+      std::printf(
+          "rank %d shares this host with other ranks: %s (STARPU_WORKERS_CPUID, STARPU_NCPU)\n",
+          world->rank(), cores->describe().c_str());
     std::string summary;
     int status = run(options, *world, &summary);
     world->barrier();  // every rank's StarPU has shut down and written its trace

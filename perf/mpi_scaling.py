@@ -37,15 +37,20 @@ def run(args, network, ranks, steps):
     cmd += args.train_args.split()
     if ranks > 1:
         cmd = MPIRUN + ["-np", str(ranks)] + cmd
-    env = dict(os.environ, STARPU_SILENT="1",
-               STARPU_NCPU=str(args.ncpu_per_rank * (args.single_cores if ranks == 1 else 1)))
+    env = dict(os.environ, STARPU_SILENT="1")
+    if ranks == 1:
+        env["STARPU_NCPU"] = str(max(args.ncpu_per_rank, 1) * args.single_cores)
+    elif args.ncpu_per_rank > 0:
+        env["STARPU_NCPU"] = str(args.ncpu_per_rank)
+    else:  # train gives each rank its block of the host's cores
+        env.pop("STARPU_NCPU", None)
     done = subprocess.run(cmd, env=env, capture_output=True, text=True)
     summary = summary_of(done.stdout)
     if done.returncode != 0 or summary is None:
         sys.exit(f"mpi_scaling: {' '.join(cmd)} failed (status {done.returncode}):\n"
                  f"{done.stdout[-2000:]}{done.stderr[-2000:]}")
     return {"network": network, "data": args.data, "batch": args.batch, "ranks": ranks,
-            "cpu_workers_per_rank": int(env["STARPU_NCPU"]), "steps": summary["steps"],
+            "cpu_workers_per_rank": int(env.get("STARPU_NCPU", 0)), "steps": summary["steps"],
             "images_per_s": summary["images_per_s"], "seconds": summary["seconds"],
             "bytes_per_step": summary.get("rank0_bytes_per_step", 0.0),
             "machine": args.machine, "command": " ".join(cmd)}
@@ -63,7 +68,8 @@ def main():
     p.add_argument("--data", default="mnist")
     p.add_argument("--data-dir", default="")
     p.add_argument("--train-args", default="", help="more flags for every train, e.g. '--plan cuda'")
-    p.add_argument("--ncpu-per-rank", type=int, default=1)
+    p.add_argument("--ncpu-per-rank", type=int, default=1,
+                   help="CPU workers of each of N ranks (0: train's own block of the host's cores)")
     p.add_argument("--single-cores", type=int, default=os.cpu_count() or 1,
                    help="CPU workers of the 1-rank run (default: every core)")
     p.add_argument("--machine", default=os.uname().nodename)
@@ -78,12 +84,12 @@ def main():
         for row in rows:
             f.write(json.dumps(row) + "\n")
     lines = [f"Machine: {args.machine}. Global batch {args.batch}, {args.data}; 1 rank: "
-             f"{args.single_cores * args.ncpu_per_rank} CPU workers, no mpirun; N ranks: "
-             f"{args.ncpu_per_rank} CPU worker each under mpirun.", "",
+             f"{args.single_cores * max(args.ncpu_per_rank, 1)} CPU workers, no mpirun; N ranks: "
+             f"{args.ncpu_per_rank or 'train-placed'} CPU workers each under mpirun.", "",
              "| network | ranks | CPU workers/rank | steps | images/s | bytes between ranks/step |",
              "|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['network']} | {r['ranks']} | {r['cpu_workers_per_rank']} | "
+        lines.append(f"| {r['network']} | {r['ranks']} | {r['cpu_workers_per_rank'] or 'placed'} | "
                      f"{r['steps']} | {r['images_per_s']:.0f} | {r['bytes_per_step']:.0f} |")
     with open(args.out + ".md", "w") as f:
         f.write("\n".join(lines) + "\n")
