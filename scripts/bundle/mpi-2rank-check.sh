@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Trains on MNIST (a) as one process and (b) as 2 ranks under the bundle's mpirun on this host:
-# rank 0 with the GPU and 7 CPU workers, rank 1 CPU-only with 7 CPU workers, the global batch cut
+# rank 0 with the GPU and 5 CPU workers, rank 1 CPU-only with 5 CPU workers, the global batch cut
 # 3:1 (--rank-shares 3,1), same flags otherwise. Prints each run's final JSON line and test accuracy;
 # logs and checkpoints go to OUT_DIR. Each run is bounded by TIMEOUT_S seconds (default 900).
 # CPU_ONLY=1 makes rank 0 CPU-only too (for a machine without a GPU); further arguments go to
 # every train (e.g. --max-steps 5). The ranks get disjoint CPUs (RANK0_CPUS, RANK1_CPUS: lists for
-# STARPU_WORKERS_CPUID); RANK_NCPU sets each rank's CPU workers (default 7) and RANK_SHARES the cut
+# STARPU_WORKERS_CPUID); RANK_NCPU sets each rank's CPU workers (default 5) and RANK_SHARES the cut
 # (default 3,1). Exits 1 if a run fails, 2 on a usage error.
 # Usage: DATA_DIR=... mpi-2rank-check.sh [OUT_DIR] [TRAIN_ARGS...]
 set -uo pipefail
@@ -21,7 +21,7 @@ mkdir -p "$out" || exit 2
 # shellcheck source=/dev/null
 source "$here/env.sh" || echo "mpi-2rank-check: warning: env.sh found the host incomplete (see above)" >&2
 timeout_s=${TIMEOUT_S:-900}
-ncpu=${RANK_NCPU:-7}
+ncpu=${RANK_NCPU:-5}
 shares=${RANK_SHARES:-3,1}
 ncuda=()
 if [[ ${CPU_ONLY:-0} == 1 ]]; then ncuda=(STARPU_NCUDA=0); fi
