@@ -1,5 +1,7 @@
 #include "apps/cli/image_file.h"
 
+#include "apps/cli/jpeg_huffman_check.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -8,27 +10,9 @@
 #include <cstring>
 #include <memory>
 
-// stb_image from libstb-dev, compiled here: only the formats infer reads, from memory, with no
-// side over 1 << 16 (our own size check comes first anyway). It is not our code to warn about.
-#define STB_IMAGE_IMPLEMENTATION
-#define STB_IMAGE_STATIC
-#define STBI_ONLY_PNG
-#define STBI_ONLY_JPEG
-#define STBI_ONLY_BMP
-#define STBI_ONLY_PNM
+// stb_image's declarations; its code is compiled in stb_image_decoder.cpp.
 #define STBI_NO_STDIO
-#define STBI_NO_LINEAR
-#define STBI_MAX_DIMENSIONS (1 << 16)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wall"
-#pragma GCC diagnostic ignored "-Wextra"
-#pragma GCC diagnostic ignored "-Wconversion"
-#pragma GCC diagnostic ignored "-Wshadow"
-#pragma GCC diagnostic ignored "-Wsign-compare"
-#pragma GCC diagnostic ignored "-Wunused-function"
-#pragma GCC diagnostic ignored "-Wimplicit-fallthrough"
 #include <stb/stb_image.h>
-#pragma GCC diagnostic pop
 
 namespace starcnn {
 namespace {
@@ -140,6 +124,8 @@ std::vector<uint8_t> decode_with_stb(const std::vector<uint8_t> &bytes, const st
   if (bytes.size() > size_t(INT32_MAX)) fail(source, "the file is too large");
   const auto *data = reinterpret_cast<const stbi_uc *>(bytes.data());
   const int length = int(bytes.size());
+  const std::string jpeg_problem = jpeg_huffman_problem(bytes);
+  if (!jpeg_problem.empty()) fail(source, "corrupt JPEG: " + jpeg_problem);
   int width = 0, height = 0, channels = 0;
   if (!stbi_info_from_memory(data, length, &width, &height, &channels))
     fail(source, std::string("not a PNG, JPEG, BMP, PGM or PPM image, or a corrupt one (") +

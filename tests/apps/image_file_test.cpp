@@ -481,6 +481,40 @@ TEST(Jpeg, FlatBlocksWithinRounding) {
       {"rgb.jpg", "16x16", "takes 28x28"});
 }
 
+// A DHT segment whose 16 code counts sum past 256: Debian's stb_image would write past its table
+// (fuzz_image found it); the check in front of it refuses the file. The last table of the
+// progressive file comes after entropy-coded scans, so the check must walk past them to see it.
+std::vector<uint8_t> with_oversized_huffman_table(std::vector<uint8_t> jpeg, bool last) {
+  size_t at = 0;
+  for (size_t i = 0; i + 1 < jpeg.size(); ++i)
+    if (jpeg[i] == 0xff && jpeg[i + 1] == 0xc4) {
+      at = i;
+      if (!last) break;
+    }
+  EXPECT_NE(at, 0u);
+  // Marker (2), length (2), class/id (1), then the 16 counts: the last two say 255 codes each.
+  jpeg[at + 5 + 14] = 255;
+  jpeg[at + 5 + 15] = 255;
+  return jpeg;
+}
+
+TEST(Jpeg, HuffmanTableOfMoreThan256CodesIsRefused) {
+  for (bool last : {false, true}) {
+    expect_image_error(
+        [&] {
+          decode_image(with_oversized_huffman_table(kFlatBlocksRgbJpeg, last), "bad.jpg",
+                       {16, 16, 1});
+        },
+        {"bad.jpg", "corrupt JPEG", "256 at most"});
+    expect_image_error(
+        [&] {
+          decode_image(with_oversized_huffman_table(kTwoBlocksGrayProgressiveJpeg, last), "bad.jpg",
+                       {16, 8, 1});
+        },
+        {"bad.jpg", "corrupt JPEG", "256 at most"});
+  }
+}
+
 // A 24-bit BMP written here from the format's definition: rows bottom-up, BGR, each row padded to
 // four bytes.
 TEST(Bmp, TwentyFourBitBottomUp) {
