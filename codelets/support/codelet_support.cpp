@@ -2,6 +2,8 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -62,6 +64,38 @@ starpu_perfmodel make_model(const char *symbol) {
 
 }  // namespace
 
+#ifdef STARPU_SIMGRID
+void simulated_cuda_task(void *[], void *) {
+  STARPU_ABORT_MSG("a simulated CUDA task was run: StarPU's SimGrid mode should only time it");
+}
+
+void check_simulated_task(starpu_task *task, const char *op) {
+  bool checked[STARPU_NARCH] = {};
+  const unsigned workers = starpu_worker_get_count();
+  for (unsigned w = 0; w < workers; ++w) {
+    const starpu_worker_archtype type = starpu_worker_get_type(int(w));
+    const bool allowed = task->execute_on_a_specific_worker
+                             ? task->workerid == w
+                             : (task->where & STARPU_WORKER_TO_MASK(type)) != 0;
+    if (!allowed || checked[type] || !starpu_worker_can_execute_task(w, task, 0)) continue;
+    checked[type] = true;
+    starpu_perfmodel_arch *arch = starpu_worker_get_perf_archtype(int(w), task->sched_ctx);
+    const double us = starpu_task_expected_length(task, arch, 0);
+    if (std::isnan(us) || us <= 0) {
+      const uint32_t footprint = starpu_task_footprint(task->cl->model, task, arch, 0);
+      starpu_task_destroy(task);
+      char hex[16];
+      std::snprintf(hex, sizeof(hex), "%08x", footprint);
+      throw std::runtime_error(
+          std::string("the perf models have no calibrated time of ") + op + " (footprint " + hex +
+          ") on " + (type == STARPU_CUDA_WORKER ? "CUDA" : "CPU") +
+          " workers: run this network, batch and plan once on the calibrated machine (it "
+          "records the shapes it runs), or choose a plan whose shapes it ran");
+    }
+  }
+}
+#endif
+
 starpu_perfmodel history_model(const char *symbol) {
   starpu_perfmodel model = make_model(symbol);
   model.footprint = args_and_sizes_footprint;
@@ -106,6 +140,24 @@ std::atomic<uint64_t> submitted_tasks{0};
 
 uint64_t submitted_task_count() {
   return submitted_tasks.load(std::memory_order_relaxed);
+}
+
+std::string where_name(Where where) {
+  if (device_of(where) >= 0) return "cuda" + std::to_string(device_of(where));
+  const Where kind = kind_of(where);
+  return kind == Where::cpu ? "cpu" : kind == Where::cuda ? "cuda" : "any";
+}
+
+int pinned_worker(Where where, const char *op) {
+  const int device = device_of(where);
+  if (device < 0) return -1;
+  const int worker = starpu_worker_get_by_devid(STARPU_CUDA_WORKER, device);
+  if (worker < 0)
+    throw std::runtime_error(std::string(op) + " is pinned to CUDA device " +
+                             std::to_string(device) + " (cuda" + std::to_string(device) +
+                             ") but StarPU has no worker for it (" +
+                             std::to_string(starpu_cuda_worker_get_count()) + " CUDA workers)");
+  return worker;
 }
 
 void check_submit(int ret, const char *op) {
