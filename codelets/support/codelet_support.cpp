@@ -74,15 +74,17 @@ void check_simulated_task(starpu_task *task, const char *op) {
   const unsigned workers = starpu_worker_get_count();
   for (unsigned w = 0; w < workers; ++w) {
     const starpu_worker_archtype type = starpu_worker_get_type(int(w));
-    const bool allowed = task->execute_on_a_specific_worker
-                             ? task->workerid == w
-                             : (task->where & STARPU_WORKER_TO_MASK(type)) != 0;
+    const bool allowed =
+        task->execute_on_a_specific_worker
+            ? task->workerid == w
+            : (task->where & (type == STARPU_CUDA_WORKER ? STARPU_CUDA : STARPU_CPU)) != 0;
     if (!allowed || checked[type] || !starpu_worker_can_execute_task(w, task, 0)) continue;
     checked[type] = true;
     starpu_perfmodel_arch *arch = starpu_worker_get_perf_archtype(int(w), task->sched_ctx);
     const double us = starpu_task_expected_length(task, arch, 0);
     if (std::isnan(us) || us <= 0) {
       const uint32_t footprint = starpu_task_footprint(task->cl->model, task, arch, 0);
+      task->destroy = 0;  // never submitted: freed here
       starpu_task_destroy(task);
       char hex[16];
       std::snprintf(hex, sizeof(hex), "%08x", footprint);
