@@ -2,7 +2,9 @@
 // inside) and either evaluates a data set (accuracy, loss, images/s, then one JSON line) or
 // classifies PGM and PNG image files given as arguments (one line, or JSON object, per file).
 #include "apps/cli/args.h"
+#include "apps/cli/blas_core.h"
 #include "apps/cli/image_file.h"
+#include "apps/cli/math_option.h"
 #include "model/data/dataset.h"
 #include "model/io/checkpoint.h"
 #include "model/io/json.h"
@@ -24,6 +26,7 @@ namespace {
 
 struct Options {
   std::string checkpoint, data, data_dir = default_data_dir(), split = "test", plan = "none";
+  std::string math = kDefaultProgramMath;
   long batch = 1000, slots = 0;
   bool json = false;
   std::vector<std::string> images;
@@ -42,7 +45,7 @@ Options parse_options(int argc, char **argv, bool *run) {
            &o.checkpoint);
   args.add("data", "NAME", "evaluate this data set: mnist, fashion or cifar10:DIR", &o.data);
   args.add("data-dir", "DIR", "where scripts/fetch-data put mnist/ and fashion/", &o.data_dir);
-  args.add("split", "test|train", "which part of the data set", &o.split);
+  args.add_choice("split", {"test", "train"}, "which part of the data set", &o.split);
   args.add("batch", "N", "samples per batch", &o.batch, 1, 1 << 20);
   args.add_alias("batch-size", "batch");
   args.add("slots", "N", "networks taking batches in turn (0: one per worker, 2 to 8)", &o.slots, 0,
@@ -51,6 +54,7 @@ Options parse_options(int argc, char **argv, bool *run) {
            "split plan of every conv, as train's but without auto (whose costs are a training "
            "step's): none, even:K, cpu:N or F@cpu,F@cuda,...; per layer with 'PLAN;conv2=PLAN'",
            &o.plan);
+  add_math_option(args, &o.math);
   args.add_flag("json", "classify: one JSON object per image instead of a text line", &o.json);
   args.add_positional("IMAGE", "image files to classify (when --data is not given)", &o.images);
   *run = args.parse(argc, argv);
@@ -59,8 +63,6 @@ Options parse_options(int argc, char **argv, bool *run) {
   if (o.data.empty() == o.images.empty())
     throw UsageError(o.data.empty() ? "give --data NAME or image files to classify (see --help)"
                                     : "give either --data or image files, not both");
-  if (o.split != "test" && o.split != "train")
-    throw UsageError("--split must be test or train, got '" + o.split + "'");
   return o;
 }
 
@@ -135,12 +137,13 @@ int run(const Options &o) {
   Evaluator evaluator(spec, params, size_t(o.batch), size_t(o.slots));
   const bool quiet = !o.images.empty() && o.json;
   if (!quiet) {
-    std::printf("checkpoint %s: step %lld, epoch %lld, input %s, %d classes\n",
+    std::printf("checkpoint %s: step %lld, epoch %lld, input %s, %d classes%s\n",
                 o.checkpoint.c_str(), (long long)ckpt.step, (long long)ckpt.epoch,
-                to_string(spec.input).c_str(), int(spec.output().size()));
-    std::printf("StarPU scheduler %s, %s; batch %ld, %zu slots, plan %s\n",
+                to_string(spec.input).c_str(), int(spec.output().size()),
+                ckpt.math.empty() ? "" : (", trained with " + ckpt.math + " math").c_str());
+    std::printf("StarPU scheduler %s, %s; batch %ld, %zu slots, plan %s, math %s\n",
                 runtime.describe_scheduler().c_str(), runtime.describe_workers().c_str(), o.batch,
-                evaluator.slots(), o.plan.c_str());
+                evaluator.slots(), o.plan.c_str(), o.math.c_str());
   }
 
   if (!o.data.empty()) {
@@ -156,6 +159,7 @@ int run(const Options &o) {
                                  .string("scheduler", runtime.scheduler())
                                  .string("workers", runtime.describe_workers())
                                  .string("plan", o.plan)
+                                 .string("math", o.math)
                                  .integer("batch", o.batch)
                                  .integer("slots", evaluator.slots())
                                  .integer("samples", e.samples)
@@ -185,6 +189,7 @@ int run(const Options &o) {
                                  .integer("class", best)
                                  .fixed("probability", double(probability), 6)
                                  .array("probabilities", probabilities)
+                                 .string("math", o.math)
                                  .text();
     std::printf("%s\n", line.c_str());
   }
@@ -196,10 +201,12 @@ int run(const Options &o) {
 
 int main(int argc, char **argv) {
   using namespace starcnn;
+  fix_blas_core("infer", argv);
   return run_program("infer", [&] {
     bool run_it = false;
     const Options options = parse_options(argc, argv, &run_it);
     if (!run_it) return 0;
+    apply_math_option(options.math);
     usage_errors_of("environment", [] {
       check_starpu_environment();
       return 0;

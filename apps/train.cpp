@@ -4,6 +4,9 @@
 // Launched by mpirun, each process is one rank of a data-parallel run (model/dist/): each takes
 // its shard of every batch, gradients are summed across ranks, and rank 0 alone prints and saves.
 #include "apps/cli/args.h"
+#include "apps/cli/blas_core.h"
+#include "apps/cli/math_option.h"
+#include "apps/cli/output_dir.h"
 #include "apps/cli/progress.h"
 #include "apps/cli/trace.h"
 #include "model/data/dataset.h"
@@ -45,12 +48,20 @@ void on_interrupt(int) {
 struct Options {
   std::string data = "mnist", data_dir = default_data_dir(), network = "lenet";
   std::string plan;  // empty: auto where there are CUDA workers, none elsewhere
-  std::string checkpoint, init, trace, lr_schedule = "constant", rank_shares = "even";
+  std::string checkpoint, output_dir, init, resume, trace, lr_schedule = "constant";
+  std::string rank_shares = "even";
+  std::string math = kDefaultProgramMath;
   bool init_any_network = false;
   long epochs = 3, batch = 64, seed = 1, eval_every = 1, log_every = 100, max_steps = 0;
   long micro_batches = 0;  // 0: chosen from the workers (choose_micro_batches)
   bool stats = false;
   double lr = 0.02, momentum = 0.9, weight_decay = 0.0;
+
+  // The checkpoint this run starts from (--init or --resume), or "".
+  const std::string &start_from() const { return resume.empty() ? init : resume; }
+  // The epoch (counted from 0) at which this run stops, when it starts at `first`: --epochs is
+  // the total with --resume (torchvision's meaning), more epochs otherwise.
+  int64_t end_epoch(int64_t first) const { return resume.empty() ? first + epochs : epochs; }
 };
 
 Options parse_options(int argc, char **argv, bool *run) {
@@ -62,7 +73,10 @@ Options parse_options(int argc, char **argv, bool *run) {
   args.add("data", "NAME", "data set: mnist, fashion or cifar10:DIR", &o.data);
   args.add("data-dir", "DIR", "where scripts/fetch-data put mnist/ and fashion/", &o.data_dir);
   args.add("network", "NAME|FILE", "lenet, wide, or a network description file", &o.network);
-  args.add("epochs", "N", "passes over the training set", &o.epochs, 1, 100000);
+  args.add("epochs", "N",
+           "passes over the training set; with --resume in all, the checkpoint's included, with "
+           "--init this many more",
+           &o.epochs, 1, 100000);
   args.add("batch", "N", "samples per step", &o.batch, 1, 1 << 20);
   args.add_alias("batch-size", "batch");
   args.add("micro-batches", "N",
@@ -71,10 +85,11 @@ Options parse_options(int argc, char **argv, bool *run) {
            "(micro-batches of 16 samples or more) without CUDA workers, else 1",
            &o.micro_batches, 0, 1 << 20);
   args.add("lr", "F", "learning rate", &o.lr, 0.0, 1e6);
-  args.add("lr-schedule", "constant|cosine",
-           "the learning rate throughout, or annealed along a cosine to zero at the last step of "
-           "the last epoch (a resumed run continues the curve when given the same total)",
-           &o.lr_schedule);
+  args.add_choice("lr-schedule", {"constant", "cosine"},
+                  "the learning rate throughout, or annealed along a cosine to zero at the last "
+                  "step of the last epoch (a resumed run continues the curve when given the same "
+                  "total)",
+                  &o.lr_schedule);
   args.add("momentum", "F", "SGD momentum", &o.momentum, 0.0, 1.0);
   args.add("weight-decay", "F", "SGD weight decay (L2)", &o.weight_decay, 0.0, 1e6);
   args.add("seed", "N", "seed of the initial weights and of the shuffling", &o.seed, 0, LONG_MAX);
@@ -92,14 +107,26 @@ Options parse_options(int argc, char **argv, bool *run) {
            "(a full disk) keeps the last good file and training goes on; weights that are no "
            "longer finite are never saved and stop the run",
            &o.checkpoint);
+  args.add("output-dir", "DIR",
+           "save into DIR (created if missing) after each epoch: epoch-001.safetensors, ... and "
+           "last.safetensors (also on Ctrl-C: what --resume takes), and best.safetensors, the "
+           "epoch of best test accuracy of this run (lowest training loss with --eval-every 0; "
+           "epochs not evaluated do not compete); may go with --checkpoint, which gets the same "
+           "weights as last.safetensors",
+           &o.output_dir);
+  args.add("resume", "FILE",
+           "continue the run saved in this checkpoint (weights, momentum, step and epoch count) "
+           "up to --epochs epochs in all, as torchvision's scripts do; a checkpoint that has "
+           "reached them exits with status 0 without training. Its network and preprocessing "
+           "must be this run's",
+           &o.resume);
   args.add("init", "FILE",
-           "start from this checkpoint (weights, momentum and step count); its network and "
-           "preprocessing must be this run's",
-           &o.init);
-  args.add_flag("init-any-network",
-                "with --init: resume even when the checkpoint's network text or preprocessing "
-                "differ from this run's (the tensors must still fit)",
-                &o.init_any_network);
+           "start from this checkpoint as --resume does, then train --epochs more epochs", &o.init);
+  args.add_flag(
+      "init-any-network",
+      "with --init or --resume: resume even when the checkpoint's network text or preprocessing "
+      "differ from this run's (the tensors must still fit)",
+      &o.init_any_network);
   args.add("eval-every", "N", "evaluate on the test set every N epochs (0: never)", &o.eval_every,
            0, 100000);
   args.add("log-every", "N", "steps between progress reports", &o.log_every, 1, 1 << 30);
@@ -119,11 +146,14 @@ Options parse_options(int argc, char **argv, bool *run) {
                 "profile the training steps with StarPU: worker busy/idle fractions, tasks per "
                 "worker kind and bytes moved between RAM and GPUs, in the JSON summary",
                 &o.stats);
+  add_math_option(args, &o.math);
   *run = args.parse(argc, argv);
-  if (o.lr_schedule != "constant" && o.lr_schedule != "cosine")
-    throw UsageError("--lr-schedule must be constant or cosine, got '" + o.lr_schedule + "'");
-  if (o.init_any_network && o.init.empty())
-    throw UsageError("--init-any-network needs --init FILE");
+  if (!o.init.empty() && !o.resume.empty())
+    throw UsageError(
+        "--init and --resume cannot go together (--resume: --epochs counts all epochs; --init: "
+        "--epochs more)");
+  if (o.init_any_network && o.start_from().empty())
+    throw UsageError("--init-any-network needs --init FILE or --resume FILE");
   return o;
 }
 
@@ -140,6 +170,7 @@ json::Object json_summary(const Options &o, const std::string &plan, const Runti
       .string("scheduler", runtime.scheduler())
       .string("workers", runtime.describe_workers())
       .string("plan", plan)
+      .string("math", o.math)
       .integer("batch", o.batch)
       .integer("micro_batches", micro_batches)
       .integer("epochs", last.epoch + 1)
@@ -161,22 +192,27 @@ json::Object json_summary(const Options &o, const std::string &plan, const Runti
   return summary;
 }
 
-// Checkpoint saves: a failed write (a full disk) keeps the last good file, says so, and training
-// goes on (the run's exit status says it in the end); weights that are no longer finite are never
-// written and stop the run.
+// Checkpoint saves, to --checkpoint and into --output-dir: a failed write (a full disk) keeps the
+// last good file, says so, and training goes on (the run's exit status says it in the end);
+// weights that are no longer finite are never written and stop the run.
 class CheckpointSaver {
  public:
   CheckpointSaver(const Options &o, const NetworkSpec &spec, const Dataset &data)
-      : o_(o), spec_(spec), data_(data) {}
+      : o_(o), spec_(spec), data_(data) {
+    if (!o.checkpoint.empty()) latest_.push_back({o.checkpoint});
+    if (!o.output_dir.empty()) latest_.push_back({last_checkpoint_path(o.output_dir)});
+  }
 
-  // False when the weights are no longer finite (nothing written; the run must stop).
-  bool save(ParameterSet &params, int64_t step, int64_t epoch) {
-    if (o_.checkpoint.empty()) return true;
+  // Saves after `epoch` (counted from 0), whose test evaluation is `test` (or none). False when
+  // the weights are no longer finite (nothing written; the run must stop).
+  bool save(ParameterSet &params, int64_t step, const EpochSummary &epoch, const Evaluation *test) {
+    if (latest_.empty()) return true;
     Checkpoint ckpt;
     ckpt.network = spec_.text;
     ckpt.preprocess = data_.preprocess;
     ckpt.step = step;
-    ckpt.epoch = epoch;
+    ckpt.epoch = epoch.complete ? int64_t(epoch.epoch) + 1 : int64_t(epoch.epoch);
+    ckpt.math = o_.math;
     ckpt.parameters = params.read(false);
     if (o_.momentum != 0.0) ckpt.momentum = params.read(true);
     std::string bad = first_non_finite(ckpt.parameters);
@@ -187,29 +223,55 @@ class CheckpointSaver {
                    (long long)step, bad.c_str(), kept().c_str());
       return false;
     }
-    try {
-      save_checkpoint(o_.checkpoint, ckpt);
-      saved_step_ = step;
-      last_failed_ = false;
-      std::printf("saved %s (step %lld)\n", o_.checkpoint.c_str(), (long long)step);
-    } catch (const SafetensorsError &e) {
-      last_failed_ = true;
-      std::fprintf(stderr, "train: warning: %s; %s; training goes on\n", e.what(), kept().c_str());
+    last_failed_ = false;
+    std::string saved;  // the files written, for the log
+    auto save_to = [&](const std::string &path) {
+      const bool ok = write(path, ckpt);
+      if (ok) saved += (saved.empty() ? "" : ", ") + path;
+      return ok;
+    };
+    for (Latest &latest : latest_)
+      if (save_to(latest.path)) latest.saved_step = step;
+    if (!o_.output_dir.empty() && epoch.complete) {
+      save_to(epoch_checkpoint_path(o_.output_dir, ckpt.epoch));
+      // Test accuracy where this epoch was evaluated, else (no evaluation at all) training loss.
+      if ((o_.eval_every == 0 || test) && best_.offer(test ? test->accuracy : -epoch.train_loss))
+        save_to(best_checkpoint_path(o_.output_dir));
     }
+    if (!saved.empty()) std::printf("saved %s (step %lld)\n", saved.c_str(), (long long)step);
     return true;
   }
   bool last_save_failed() const { return last_failed_; }
-  // What the checkpoint file holds now.
+  // What the latest checkpoints (--checkpoint, --output-dir's last) hold now.
   std::string kept() const {
-    return saved_step_ < 0 ? o_.checkpoint + " keeps what it held before this run"
-                           : o_.checkpoint + " keeps step " + std::to_string(saved_step_);
+    std::string text;
+    for (const Latest &latest : latest_)
+      text += (text.empty() ? "" : "; ") + latest.path +
+              (latest.saved_step < 0 ? " keeps what it held before this run"
+                                     : " keeps step " + std::to_string(latest.saved_step));
+    return text;
   }
 
  private:
+  struct Latest {
+    std::string path;
+    int64_t saved_step = -1;
+  };
+  bool write(const std::string &path, const Checkpoint &ckpt) {
+    try {
+      save_checkpoint(path, ckpt);
+      return true;
+    } catch (const SafetensorsError &e) {
+      last_failed_ = true;
+      std::fprintf(stderr, "train: warning: %s; %s; training goes on\n", e.what(), kept().c_str());
+      return false;
+    }
+  }
   const Options &o_;
   const NetworkSpec &spec_;
   const Dataset &data_;
-  int64_t saved_step_ = -1;
+  std::vector<Latest> latest_;
+  BestEpoch best_;
   bool last_failed_ = false;
 };
 
@@ -296,9 +358,14 @@ int load_and_train(const Options &o, MpiWorld &world, std::string *summary) {
   if (spec.input.c != int(train.channels)) spec = with_input_channels(spec, int(train.channels));
   check_network_and_data(o, spec, train, test);
   std::optional<Checkpoint> init;
-  if (!o.init.empty()) {
-    init = load_checkpoint(o.init, spec);
-    if (!o.init_any_network) check_same_run(*init, spec, train.preprocess, o.init);
+  if (!o.start_from().empty()) {
+    init = load_checkpoint(o.start_from(), spec);
+    if (!o.init_any_network) check_same_run(*init, spec, train.preprocess, o.start_from());
+    if (o.end_epoch(init->epoch) <= init->epoch) {
+      std::printf("%s has reached epoch %lld, --epochs %ld: nothing left to train\n",
+                  o.resume.c_str(), (long long)init->epoch, o.epochs);
+      return 0;
+    }
   }
   Runtime runtime(RuntimeOptions{o.trace, "", -1});
   StarpuMpiScope starpu_mpi(world);
@@ -316,6 +383,7 @@ int train_network(const Options &o, const NetworkSpec &spec, const Dataset &trai
                   const Runtime &runtime, MpiWorld &world, std::string *summary) {
   std::printf("StarPU scheduler %s, %s\n", runtime.describe_scheduler().c_str(),
               runtime.describe_workers().c_str());
+  if (runtime.workers().cuda > 0) std::printf("CUDA convolutions in %s (--math)\n", o.math.c_str());
   const BatchShard shard = rank_shard(o, world);
   const std::unique_ptr<RankSum> rank_sum = world.make_rank_sum();
   if (world.size() > 1)
@@ -362,8 +430,8 @@ int train_network(const Options &o, const NetworkSpec &spec, const Dataset &trai
     if (!ckpt.momentum.empty()) params.write(ckpt.momentum, true);
     trainer.resume(ckpt.step, !ckpt.momentum.empty());
     start_epoch = ckpt.epoch;
-    std::printf("resumed from %s at step %lld, epoch %lld\n", o.init.c_str(), (long long)ckpt.step,
-                (long long)ckpt.epoch);
+    std::printf("resumed from %s at step %lld, epoch %lld\n", o.start_from().c_str(),
+                (long long)ckpt.step, (long long)ckpt.epoch);
   }
   std::printf("network %s on %s: %zu train / %zu test images of %zux%zux%zu\n", spec.source.c_str(),
               o.data.c_str(), train.count, test.count, train.channels, train.height, train.width);
@@ -377,8 +445,9 @@ int train_network(const Options &o, const NetworkSpec &spec, const Dataset &trai
   else if (trainer.micro_batches() > 1)
     std::printf("batch %ld in %zu micro-batches (each its own task chain, gradients summed)\n",
                 o.batch, trainer.micro_batches());
+  const int64_t end_epoch = o.end_epoch(start_epoch);
   if (o.lr_schedule == "cosine") {
-    const int64_t last_step = (start_epoch + o.epochs) * int64_t(trainer.batches_per_epoch());
+    const int64_t last_step = end_epoch * int64_t(trainer.batches_per_epoch());
     trainer.anneal_lr_until(last_step);
     std::printf("learning rate %g annealed along a cosine to 0 at step %lld\n", o.lr,
                 (long long)last_step);
@@ -387,14 +456,14 @@ int train_network(const Options &o, const NetworkSpec &spec, const Dataset &trai
   const int64_t first_step = trainer.step();
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
-  ProgressPrinter progress(size_t(start_epoch + o.epochs), size_t(o.batch));
+  ProgressPrinter progress(size_t(end_epoch), size_t(o.batch));
   CheckpointSaver saver(o, spec, train);
   bool weights_finite = true;
   RunStats stats;  // of the training steps only: evaluation and set-up are left out
   EpochSummary last;
   Evaluation eval;
   bool evaluated = false;
-  for (int64_t epoch = start_epoch; epoch < start_epoch + o.epochs; ++epoch) {
+  for (int64_t epoch = start_epoch; epoch < end_epoch; ++epoch) {
     if (o.stats) stats.begin();
     last = trainer.train_epoch(
         size_t(epoch), [&](const Progress &p) { progress.step(p); }, stop_requested);
@@ -402,7 +471,7 @@ int train_network(const Options &o, const NetworkSpec &spec, const Dataset &trai
     progress.finish_line();
     const bool eval_now =
         o.eval_every > 0 && ((epoch + 1 - start_epoch) % o.eval_every == 0 || last.interrupted ||
-                             last.reached_max_steps || epoch + 1 == start_epoch + o.epochs);
+                             last.reached_max_steps || epoch + 1 == end_epoch);
     evaluated = eval_now && !last.interrupted && world.rank() == 0;
     if (evaluated) eval = trainer.evaluate(test);
     std::printf("epoch %lld: train loss %.4f acc %.2f%%, %s%.0f img/s, %.1f s, %llu tasks/step\n",
@@ -416,7 +485,7 @@ int train_network(const Options &o, const NetworkSpec &spec, const Dataset &trai
       std::printf("auto plan: predicted conv time %.3f ms per step, measured whole step %.3f ms\n",
                   planning->predicted_us / 1000.0, 1000.0 * last.seconds / double(last.steps));
     if (world.rank() == 0)
-      weights_finite = saver.save(params, trainer.step(), last.complete ? epoch + 1 : epoch);
+      weights_finite = saver.save(params, trainer.step(), last, evaluated ? &eval : nullptr);
     if (!weights_finite || last.interrupted || last.reached_max_steps) break;
   }
   json::Object fields =
@@ -449,11 +518,13 @@ int train_network(const Options &o, const NetworkSpec &spec, const Dataset &trai
 
 int main(int argc, char **argv) {
   using namespace starcnn;
+  fix_blas_core("train", argv);
   std::unique_ptr<MpiWorld> world;
   const int exit_status = run_program("train", [&] {
     bool run_it = false;
     const Options options = parse_options(argc, argv, &run_it);
     if (!run_it) return 0;
+    apply_math_option(options.math);
     usage_errors_of("environment", [] {
       check_starpu_environment();
       return 0;
@@ -462,6 +533,11 @@ int main(int argc, char **argv) {
         check_writable_destination(options.checkpoint);
       } catch (const AtomicFileError &e) {
         throw UsageError(std::string("--checkpoint: ") + e.what());
+      }
+    if (!options.output_dir.empty()) try {
+        prepare_output_dir(options.output_dir);
+      } catch (const AtomicFileError &e) {
+        throw UsageError(std::string("--output-dir: ") + e.what());
       }
     if (!options.trace.empty()) {
       ensure_starpu_with_fxt(argv);
@@ -475,8 +551,9 @@ int main(int argc, char **argv) {
     std::string summary;
     int status = run(options, *world, &summary);
     world->barrier();  // every rank's StarPU has shut down and written its trace
-    // StarPU has shut down and written the trace: convert it before the closing JSON line.
-    if (!options.trace.empty() && world->rank() == 0 &&
+    // StarPU has shut down and written the trace: convert it before the closing JSON line. No
+    // summary: StarPU never started (a --resume with nothing left to train), there is no trace.
+    if (!options.trace.empty() && world->rank() == 0 && !summary.empty() &&
         !finish_trace(options.trace, world->size()) && status == 0)
       status = 1;
     std::printf("%s", summary.c_str());

@@ -11,6 +11,8 @@
 //   kernel_us (CPU only): the bare <op>_cpu function called in a loop on the CPU worker's thread;
 //   exec_us: StarPU's per-worker executing time over one more round with profiling on, per call
 //            (for CUDA, from task start to the end of its asynchronous work on the stream).
+#include "apps/cli/blas_core.h"
+#include "apps/cli/math_option.h"
 #include "apps/cli/version.h"
 #include "codelets/accumulate.h"
 #include "codelets/conv2d/conv2d_backward_data.h"
@@ -50,6 +52,7 @@ namespace {
 
 constexpr const char *kUsage =
     "usage: op_benchmark [--batches 64,256] [--where cpu,cuda] [--rounds N] [--round-ms MS]\n"
+    "                    [--math fp32|tf32]\n"
     "\n"
     "Times every op of lenet (3x32x32) as StarPU tasks restricted to CPU or CUDA workers and\n"
     "prints one JSON line per (device, batch, layer, op) on stdout, a table on stderr.\n"
@@ -57,6 +60,8 @@ constexpr const char *kUsage =
     "  --where LIST     cpu, cuda or cpu,cuda (default); CUDA is skipped without a CUDA worker\n"
     "  --rounds N       timed rounds per op, the median is reported (default 5)\n"
     "  --round-ms MS    target length of one round in milliseconds (default 30)\n"
+    "  --math fp32|tf32 arithmetic of the CUDA convolutions: tf32 lets cuDNN use TF32 tensor\n"
+    "                   cores (PyTorch's default), fp32 keeps strict FP32 (default tf32)\n"
     "  --version        the versions of starcnn and its libraries\n"
     "StarPU runs one CPU worker unless STARPU_NCPU is set; STARPU_SCHED is StarPU's (default "
     "dmda).\n";
@@ -66,6 +71,7 @@ struct Options {
   std::vector<std::string> devices{"cpu", "cuda"};
   int rounds = 5;
   double round_ms = 30.0;
+  std::string math = kDefaultProgramMath;
 };
 
 std::vector<std::string> split_list(const std::string &text) {
@@ -103,7 +109,8 @@ Options parse_options(int argc, char **argv) {
       std::fputs(version_text("op_benchmark").c_str(), stdout);
       std::exit(0);
     } else if (flag != "--help" && flag != "-h") {
-      if (flag != "--batches" && flag != "--where" && flag != "--rounds" && flag != "--round-ms")
+      if (flag != "--batches" && flag != "--where" && flag != "--rounds" && flag != "--round-ms" &&
+          flag != "--math")
         throw std::invalid_argument("unknown option '" + flag + "'");
       if (i + 1 >= argc) throw std::invalid_argument(flag + " needs a value");
       value = argv[++i];
@@ -124,6 +131,10 @@ Options parse_options(int argc, char **argv) {
       options.rounds = static_cast<int>(parse_positive(value, flag, 1000));
     } else if (flag == "--round-ms") {
       options.round_ms = static_cast<double>(parse_positive(value, flag, 60000));
+    } else if (flag == "--math") {
+      if (!parse_conv_math(value))
+        throw std::invalid_argument("--math must be fp32 or tf32, got '" + value + "'");
+      options.math = value;
     } else {
       throw std::invalid_argument("unknown option '" + flag + "'");
     }
@@ -517,7 +528,8 @@ std::string machine_description() {
 
 // torch_ops.py's fields, plus ours. threads: one task runs on one thread (OpenBLAS too), as
 // torch_ops.py's single thread; workers: StarPU workers of the device's kind.
-void print_json(const Result &r, const std::string &machine, const std::string &sched) {
+void print_json(const Result &r, const std::string &machine, const std::string &sched,
+                const std::string &math) {
   const std::string starpu = std::to_string(STARPU_MAJOR_VERSION) + "." +
                              std::to_string(STARPU_MINOR_VERSION) + "." +
                              std::to_string(STARPU_RELEASE_VERSION);
@@ -536,6 +548,7 @@ void print_json(const Result &r, const std::string &machine, const std::string &
                                .integer("threads", 1)
                                .integer("workers", r.workers)
                                .string("sched", sched)
+                               .string("math", math)
                                .string("openblas_coretype", env_or("OPENBLAS_CORETYPE", "unset"))
                                .string("openblas_l2_size", env_or("OPENBLAS_L2_SIZE", "unset"))
                                .string("openblas_core", blas_kernel_name())
@@ -568,11 +581,11 @@ int run(const Options &options) {
   std::fprintf(stderr,
                "# op_benchmark: %s; OPENBLAS_CORETYPE=%s OPENBLAS_L2_SIZE=%s (kernels %s); "
                "STARPU_SCHED=%s, "
-               "%u CPU worker(s), %u CUDA worker(s); rounds %d of ~%.0f ms\n",
+               "%u CPU worker(s), %u CUDA worker(s); rounds %d of ~%.0f ms; math %s\n",
                machine.c_str(), env_or("OPENBLAS_CORETYPE", "unset").c_str(),
                env_or("OPENBLAS_L2_SIZE", "unset").c_str(), blas_kernel_name().c_str(),
                sched.c_str(), starpu_cpu_worker_get_count(), starpu_cuda_worker_get_count(),
-               options.rounds, options.round_ms);
+               options.rounds, options.round_ms, options.math.c_str());
   std::vector<Result> results;
   for (const std::string &device : options.devices) {
     if (device == "cuda") {
@@ -594,7 +607,7 @@ int run(const Options &options) {
       const LenetOps ops(batch, batch);
       for (const OpCase &op : ops.cases()) {
         results.push_back(measure(op, device, batch, options, device == "cpu"));
-        print_json(results.back(), machine, sched);
+        print_json(results.back(), machine, sched, options.math);
       }
     }
   }
@@ -606,9 +619,11 @@ int run(const Options &options) {
 }  // namespace starcnn
 
 int main(int argc, char **argv) {
+  starcnn::fix_blas_core("op_benchmark", argv);
   starcnn::Options options;
   try {
     options = starcnn::parse_options(argc, argv);
+    starcnn::apply_math_option(options.math);
   } catch (const std::exception &e) {
     std::fprintf(stderr, "op_benchmark: %s\n\n%s", e.what(), starcnn::kUsage);
     return 2;

@@ -17,6 +17,8 @@
 // Without CUDA workers no split exists: the sweep then cuts the layer's CPU share into 1..N tasks
 // (N CPU workers) instead, and says so.
 #include "apps/cli/args.h"
+#include "apps/cli/blas_core.h"
+#include "apps/cli/math_option.h"
 #include "model/data/dataset.h"
 #include "model/io/json.h"
 #include "model/nn/network_spec.h"
@@ -47,6 +49,7 @@ using Clock = std::chrono::steady_clock;
 
 struct Options {
   std::string network = "lenet", layer, base, plans = "auto,none", sched, axis = "filters";
+  std::string math = kDefaultProgramMath;
   long batch = 64, steps = 10, warmup = 5, round = 5, stride = 1, seed = 1;
   double max_seconds = 5;
 };
@@ -153,6 +156,7 @@ void print(const Options &o, const std::string &layer, const std::string &worker
                                .string("workers", workers_text)
                                .string("kind", m.kind)
                                .string("axis", o.axis)
+                               .string("math", o.math)
                                .string("plan", m.plan)
                                .string("resolved_plan", m.resolved)
                                .integer("cpu_share", m.cpu_share)
@@ -186,9 +190,9 @@ int run(const Options &o) {
   const Dataset data = random_dataset(spec, size_t(o.batch * o.round), uint64_t(o.seed));
   std::fprintf(stderr,
                "split_sweep: %s batch %ld, axis %s, layer %s (%d filters), "
-               "STARPU_SCHED=%s, %s\n",
+               "STARPU_SCHED=%s, %s, math %s\n",
                o.network.c_str(), o.batch, o.axis.c_str(), layer.name.c_str(), layer.out,
-               std::getenv("STARPU_SCHED"), runtime.describe_workers().c_str());
+               std::getenv("STARPU_SCHED"), runtime.describe_workers().c_str(), o.math.c_str());
   std::fprintf(stderr, "base plan of the other layers: %s\n", base.c_str());
   if (workers.cuda == 0)
     std::fprintf(stderr,
@@ -269,6 +273,7 @@ int run(const Options &o) {
 int main(int argc, char **argv) {
   using namespace starcnn;
   Options o;
+  fix_blas_core("split_sweep", argv);
   return run_program("split_sweep", [&] {
     ArgParser args(
         "split_sweep",
@@ -282,9 +287,9 @@ int main(int argc, char **argv) {
     args.add("batch", "N", "samples per step", &o.batch, 1, 1 << 16);
     args.add_alias("batch-size", "batch");
     args.add("layer", "NAME", "the convolution to sweep (default: the first)", &o.layer);
-    args.add("axis", "filters|samples",
-             "sweep one conv's filters between CPU and CUDA, or the whole network's samples",
-             &o.axis);
+    args.add_choice("axis", {"filters", "samples"},
+                    "sweep one conv's filters between CPU and CUDA, or the whole network's samples",
+                    &o.axis);
     args.add("base", "PLAN", "plan of the other layers (default: cuda, the whole network on CUDA)",
              &o.base);
     args.add("plans", "LIST", "comma-separated network plans measured after the sweep", &o.plans);
@@ -297,9 +302,9 @@ int main(int argc, char **argv) {
     args.add("max-seconds", "S", "cap on the warm-up and on the timing of one plan", &o.max_seconds,
              0.0, 1e6);
     args.add("seed", "N", "seed of the weights and the random data", &o.seed, 0, 1L << 40);
+    add_math_option(args, &o.math);
     if (!args.parse(argc, argv)) return 0;
-    if (o.axis != "filters" && o.axis != "samples")
-      throw UsageError("--axis must be filters or samples, got '" + o.axis + "'");
+    apply_math_option(o.math);
     return run(o);
   });
 }

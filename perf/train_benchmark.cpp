@@ -14,6 +14,8 @@
 // step_ms the median over rounds. --max-seconds caps both the warm-up and the timing of one
 // measurement. One JSON line per measurement on stdout, a table on stderr.
 #include "apps/cli/args.h"
+#include "apps/cli/blas_core.h"
+#include "apps/cli/math_option.h"
 #include "codelets/support/codelet_runtime.h"
 #include "codelets/support/codelet_support.h"
 #include "model/data/dataset.h"
@@ -50,7 +52,7 @@ const std::vector<std::string> kConfigs = {"cpu-only", "gpu-only", "all-cuda", "
 struct Options {
   std::string networks = "lenet,wide", batches = "64,256",
               configs = "cpu-only,gpu-only,all-cuda,cpu+gpu";
-  std::string plan = "auto", sched;
+  std::string plan = "auto", sched, math = kDefaultProgramMath;
   TimingOptions timing;
 };
 
@@ -177,7 +179,7 @@ Result measure(const Options &o, const NetworkSpec &spec, const Dataset &data, s
 }
 
 json::Object common_fields(const std::string &network, size_t batch, const std::string &config,
-                           const Machine &m) {
+                           const std::string &math, const Machine &m) {
   json::Object machine;
   machine.string("cpu", m.cpu).integer("cores", m.cores);
   if (m.gpu.empty())
@@ -193,6 +195,7 @@ json::Object common_fields(const std::string &network, size_t batch, const std::
       .string("network", network)
       .integer("batch", batch)
       .string("config", config)
+      .string("math", math)
       .object("machine", machine)
       .object("openblas",
               json::Object()
@@ -270,9 +273,10 @@ int run(const Options &o) {
 
   const StarpuEnv env{StarpuEnv::get("STARPU_NCPU"), StarpuEnv::get("STARPU_NCUDA")};
   const Machine machine = probe_machine();
-  std::fprintf(stderr, "machine: %s, %u cores (load %s)%s%s; STARPU_SCHED=%s\n",
+  std::fprintf(stderr, "machine: %s, %u cores (load %s)%s%s; STARPU_SCHED=%s; math %s\n",
                machine.cpu.c_str(), machine.cores, machine.loadavg.c_str(),
-               machine.gpu.empty() ? "" : ", ", machine.gpu.c_str(), std::getenv("STARPU_SCHED"));
+               machine.gpu.empty() ? "" : ", ", machine.gpu.c_str(), std::getenv("STARPU_SCHED"),
+               o.math.c_str());
   std::fprintf(stderr, "%-8s %6s %-9s %10s %10s %7s %9s  %s\n", "network", "batch", "config",
                "step_ms", "images/s", "tasks", "cpu/cuda", "plan");
   for (size_t i = 0; i < specs.size(); ++i) {
@@ -281,7 +285,7 @@ int run(const Options &o) {
       const Dataset data =
           random_dataset(specs[i], batch * size_t(o.timing.round), uint64_t(o.timing.seed));
       for (const std::string &config : configs) {
-        const json::Object common = common_fields(networks[i], batch, config, machine);
+        const json::Object common = common_fields(networks[i], batch, config, o.math, machine);
         if (config != "cpu-only" && machine.cuda_workers == 0) {
           print_line(json::Object(common).string("skipped", "StarPU found no CUDA worker"));
           std::fprintf(stderr, "%-8s %6zu %-9s skipped: no CUDA worker\n", networks[i].c_str(),
@@ -308,6 +312,7 @@ int run(const Options &o) {
 int main(int argc, char **argv) {
   using namespace starcnn;
   Options o;
+  fix_blas_core("train_benchmark", argv);
   return run_program("train_benchmark", [&] {
     ArgParser args(
         "train_benchmark",
@@ -344,7 +349,9 @@ int main(int argc, char **argv) {
              "micro-batches per step, as train's (0: one per CPU worker without CUDA workers, "
              "else 1)",
              &o.timing.micro_batches, 0, 1 << 20);
+    add_math_option(args, &o.math);
     if (!args.parse(argc, argv)) return 0;
+    apply_math_option(o.math);
     return run(o);
   });
 }

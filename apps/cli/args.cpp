@@ -62,6 +62,21 @@ void ArgParser::add(const std::string &name, const std::string &metavar, const s
                       })});
 }
 
+void ArgParser::add_choice(const std::string &name, const std::vector<std::string> &choices,
+                           const std::string &help, std::string *target) {
+  std::string metavar, listed;
+  for (size_t i = 0; i < choices.size(); ++i) {
+    metavar += (i ? "|" : "") + choices[i];
+    listed += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + choices[i];
+  }
+  options_.push_back({name, metavar, help, *target, [=](const std::string &value) {
+                        if (std::find(choices.begin(), choices.end(), value) == choices.end())
+                          throw UsageError("--" + name + " must be " + listed + ", got '" + value +
+                                           "'");
+                        *target = value;
+                      }});
+}
+
 void ArgParser::add_flag(const std::string &name, const std::string &help, bool *target) {
   options_.push_back({name, "", help, "", {}, target});
 }

@@ -35,6 +35,9 @@ class ArgParser {
            long *target, long min, long max);
   void add(const std::string &name, const std::string &metavar, const std::string &help,
            double *target, double min, double max);
+  // One of `choices` (metavar "a|b|c"); any other value is a UsageError naming them all.
+  void add_choice(const std::string &name, const std::vector<std::string> &choices,
+                  const std::string &help, std::string *target);
   void add_flag(const std::string &name, const std::string &help, bool *target);
   // `alias` is another name of the option `name` (added before), as PyTorch's scripts spell it.
   void add_alias(const std::string &alias, const std::string &name);

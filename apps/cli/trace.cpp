@@ -1,6 +1,7 @@
 #include "apps/cli/trace.h"
 
 #include "apps/cli/args.h"
+#include "apps/cli/restart.h"
 #include "apps/cli/version.h"
 #include "model/runtime/fxt_trace.h"
 
@@ -11,7 +12,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <stdexcept>
 #include <vector>
@@ -96,10 +96,7 @@ void ensure_starpu_with_fxt(char **argv) {
   setenv("LD_LIBRARY_PATH", path.c_str(), 1);
   setenv(kRestartedForTrace, "1", 1);
   std::printf("trace: restarting on the StarPU with FxT (%s)\n", dir.c_str());
-  std::fflush(nullptr);
-  execv("/proc/self/exe", argv);
-  throw std::runtime_error(std::string("--trace: cannot restart on StarPU with FxT: ") +
-                           std::strerror(errno));
+  throw std::runtime_error("--trace: cannot restart on StarPU with FxT: " + restart_self(argv));
 }
 
 void prepare_trace_dir(const std::string &dir) {

@@ -1,11 +1,12 @@
 #include "codelets/conv2d/cudnn_context.h"
 
+#include "codelets/conv2d/conv_math.h"
+
 #include <cuda_runtime.h>
 #include <starpu.h>
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <memory>
 #include <vector>
 
@@ -18,11 +19,10 @@ std::vector<std::unique_ptr<CudnnWorkerContext>> contexts;
 // Algorithms needing more workspace than this are skipped.
 constexpr size_t kMaxWorkspaceBytes = size_t(1) << 30;
 
-// Plain FP32 (FMA) arithmetic keeps CUDA results within float rounding of the CPU ones; setting
-// STARCNN_CUDNN_TF32=1 lets cuDNN use TF32 tensor cores instead (faster, ~1e-3 relative error).
+// Plain FP32 (FMA) arithmetic keeps CUDA results within float rounding of the CPU ones; --math
+// tf32 lets cuDNN use TF32 tensor cores instead (conv_math.h).
 bool allow_tensor_math() {
-  const char *env = std::getenv("STARCNN_CUDNN_TF32");
-  return env && env[0] == '1';
+  return conv_math() == ConvMath::tf32;
 }
 
 void create_context(void *) {
@@ -76,13 +76,15 @@ void make_descriptors(const Conv2dShape &s, CudnnConv2dDescriptors &desc) {
 }
 
 // The first heuristic answer that works, fits the workspace cap and (unless allowed) avoids
-// tensor-core math. Returns its algorithm, math type and workspace need.
+// tensor-core math; never one that converts FP32 data to FP16 (TF32 is as far as tf32 goes).
+// Returns its algorithm, math type and workspace need.
 template <typename Perf, typename Algo>
 void pick(const Perf *perf, int count, const char *op, Algo &algo, cudnnMathType_t &math,
           size_t &bytes) {
   const bool tensor_ok = allow_tensor_math();
   for (int i = 0; i < count; ++i) {
     if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > kMaxWorkspaceBytes) continue;
+    if (perf[i].mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) continue;
     if (!tensor_ok && perf[i].mathType != CUDNN_FMA_MATH && perf[i].mathType != CUDNN_DEFAULT_MATH)
       continue;
     algo = perf[i].algo;

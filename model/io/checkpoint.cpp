@@ -139,6 +139,7 @@ void save_checkpoint(const std::string &path, const Checkpoint &checkpoint) {
   file.metadata["preprocess"] = preprocess_to_json(checkpoint.preprocess);
   file.metadata["step"] = std::to_string(checkpoint.step);
   file.metadata["epoch"] = std::to_string(checkpoint.epoch);
+  if (!checkpoint.math.empty()) file.metadata["math"] = checkpoint.math;
   write_safetensors(path, file);
 }
 
@@ -153,6 +154,9 @@ Checkpoint read_checkpoint(const std::string &path) {
       preprocess_from_json(metadata(file, "preprocess", path), "checkpoint " + path);
   checkpoint.step = metadata_integer(file, "step", path);
   checkpoint.epoch = metadata_integer(file, "epoch", path);
+  // Informative only (nothing depends on it), and absent from older checkpoints.
+  const auto math = file.metadata.find("math");
+  if (math != file.metadata.end()) checkpoint.math = math->second;
   const std::string bad = first_non_finite(file.tensors);
   if (!bad.empty()) fail(path, "tensor " + bad + ": a checkpoint must hold finite numbers only");
   const std::string prefix = momentum_prefix;

@@ -7,6 +7,8 @@
 //             "network": the network description's text
 //             "preprocess": a JSON object, {"pad": 2, "mean": [...], "std": [...]}
 //             "step", "epoch": decimal integers
+//             "math": the CUDA convolutions' arithmetic of the run that saved it, "fp32" or
+//             "tf32" (train --math); absent in checkpoints saved before it was recorded
 #pragma once
 
 #include "model/io/safetensors.h"
@@ -30,6 +32,7 @@ struct Checkpoint {
   std::string network;  // the description's text
   Preprocess preprocess;
   int64_t step = 0, epoch = 0;
+  std::string math;  // "fp32", "tf32", or "" (not recorded: nothing written, nothing read)
   std::vector<NamedTensor> parameters;  // state_dict names and order
   std::vector<NamedTensor> momentum;    // same names as parameters, or empty
 };

@@ -30,8 +30,10 @@ failed=()
 mapfile -t tests <"$here/tests.txt"
 for t in "${tests[@]}"; do
   start=$SECONDS
-  "$here/bin/$t" --gtest_output="xml:$logdir/$t.xml" "$@" >"$logdir/$t.log" 2>&1
+  # A hung binary must not take the others' time: TEST_TIMEOUT_S seconds each (default 300).
+  timeout -k 5 "${TEST_TIMEOUT_S:-300}" "$here/bin/$t" --gtest_output="xml:$logdir/$t.xml" "$@" >"$logdir/$t.log" 2>&1
   rc=$?
+  [[ $rc -eq 124 || $rc -eq 137 ]] && echo "(killed after ${TEST_TIMEOUT_S:-300}s)" >>"$logdir/$t.log"
   passed=$(grep -o '^\[  PASSED  \] [0-9]*' "$logdir/$t.log" | grep -o '[0-9]*$')
   skipped=$(grep -o '^\[  SKIPPED \] [0-9]* test' "$logdir/$t.log" | grep -o '[0-9]*')
   nfailed=$(grep -o '^\[  FAILED  \] [0-9]* test' "$logdir/$t.log" | grep -o '[0-9]*')

@@ -1,7 +1,8 @@
 // ArgParser's positional arguments: collected in order between options, and options still
 // checked (an unknown --flag or a lone -x is an error, not an image name) until `--`; aliases;
-// --version.
+// --version; choices.
 #include "apps/cli/args.h"
+#include "apps/cli/math_option.h"
 
 #include <gtest/gtest.h>
 
@@ -74,6 +75,40 @@ TEST(ArgParser, AliasSetsTheSameOption) {
   EXPECT_EQ(batch, 9);
   EXPECT_NE(args.usage().find("--batch, --batch-size N"), std::string::npos) << args.usage();
   EXPECT_THROW(args.add_alias("steps", "no-such-option"), std::logic_error);
+}
+
+// A choice takes one of its values; anything else is refused naming them all, and the value
+// stays. --math of the programs is one (with the convolution math's names).
+TEST(ArgParser, ChoiceTakesOneOfItsValues) {
+  std::string axis = "filters";
+  ArgParser args("prog", "test");
+  args.add_choice("axis", {"filters", "samples", "both"}, "the axis", &axis);
+  ASSERT_TRUE(parse(args, {"prog", "--axis", "samples"}));
+  EXPECT_EQ(axis, "samples");
+  ASSERT_TRUE(parse(args, {"prog", "--axis=both"}));
+  EXPECT_EQ(axis, "both");
+  for (const char *bad : {"Samples", "", "sample", "filters,samples"}) {
+    try {
+      parse(args, {"prog", "--axis", bad});
+      ADD_FAILURE() << "no error for '" << bad << "'";
+    } catch (const UsageError &e) {
+      EXPECT_EQ(std::string(e.what()),
+                "--axis must be filters, samples or both, got '" + std::string(bad) + "'");
+    }
+    EXPECT_EQ(axis, "both");
+  }
+  EXPECT_THROW(parse(args, {"prog", "--axis"}), UsageError);  // no value
+  const std::string usage = args.usage();
+  EXPECT_NE(usage.find("--axis filters|samples|both"), std::string::npos) << usage;
+  EXPECT_NE(usage.find("(default: filters)"), std::string::npos) << usage;
+
+  std::string math = "tf32";
+  ArgParser program("prog", "test");
+  add_math_option(program, &math);
+  ASSERT_TRUE(parse(program, {"prog", "--math", "fp32"}));
+  EXPECT_EQ(math, "fp32");
+  EXPECT_THROW(parse(program, {"prog", "--math", "fp16"}), UsageError);
+  EXPECT_NE(program.usage().find("--math fp32|tf32"), std::string::npos) << program.usage();
 }
 
 TEST(ArgParser, VersionPrintsAndStops) {

@@ -14,12 +14,13 @@ data_dir=$3
 needs_mnist "$data_dir" t10k-images-idx3-ubyte
 make_scratch infer-test
 
-"$train" --data mnist --data-dir "$data_dir" --batch 32 --max-steps 20 --eval-every 0 \
+# Strict FP32 on CUDA (--math fp32), so split and unsplit evaluations differ by rounding alone.
+"$train" --data mnist --data-dir "$data_dir" --batch 32 --max-steps 20 --eval-every 0 --math fp32 \
   --checkpoint "$out/net.safetensors" >"$out/log" 2>&1 || fail "train exited with status $?"
 
 evaluate() { # PLAN -> "accuracy loss" from infer's JSON line
   "$infer" --checkpoint "$out/net.safetensors" --data mnist --data-dir "$data_dir" --batch 500 \
-    --plan "$1" >"$out/log" 2>&1 || fail "infer --plan $1 exited with status $?"
+    --math fp32 --plan "$1" >"$out/log" 2>&1 || fail "infer --plan $1 exited with status $?"
   python3 -c 'import json, sys
 for line in open(sys.argv[1]):
     if line.startswith("{"):
@@ -70,7 +71,7 @@ with open("digit.pgm", "wb") as f:
     f.write(b"P5 28 28 255\n" + digit)
 PY
 )
-(cd "$out" && "$infer" --checkpoint net.safetensors --json --batch-size 4 -- -x.png rgb.png gray16.png \
+(cd "$out" && "$infer" --checkpoint net.safetensors --json --math fp32 --batch-size 4 -- -x.png rgb.png gray16.png \
   digit.pgm >log 2>&1) || fail "infer on the image files exited with status $?"
 python3 -c 'import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]

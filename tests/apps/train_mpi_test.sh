@@ -20,7 +20,7 @@ export STARPU_NCPU=1 STARPU_SILENT=1
 mpi=("$mpirun" --allow-run-as-root --oversubscribe --mca btl self,vader
      --mca btl_vader_single_copy_mechanism none -np 2)
 common=(--data mnist --data-dir "$data_dir" --batch 32 --eval-every 0 --seed 5 --lr 0.05
-        --log-every 2)
+        --log-every 2 --math fp32)
 tolerance=2e-5
 
 single() { "$train" "${common[@]}" "$@" >"$out/log" 2>&1 || fail "train $* exited with $?"; }

@@ -276,6 +276,7 @@ TEST_P(MaxpoolTest, SubBatchesCoverTheWhole) {
 }
 
 TEST_P(MaxpoolTest, CudaOnlyTaskWithoutCudaWorkerIsRefused) {
+  STARCNN_SKIP_WHERE_A_GPU_EXISTS();
   const MaxpoolShape s{1, 1, 2, 2};
   RegisteredVector xh(4), ph(1);
   RegisteredIntVector ah(1);

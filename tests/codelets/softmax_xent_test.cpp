@@ -235,6 +235,7 @@ TEST_P(SoftmaxXentTest, BadLabelGivesNan) {
 }
 
 TEST_P(SoftmaxXentTest, CudaOnlyTaskWithoutCudaWorkerIsRefused) {
+  STARCNN_SKIP_WHERE_A_GPU_EXISTS();
   RegisteredVector zh(4), dzh(4);
   RegisteredIntVector lh(2);
   EXPECT_THROW(

@@ -1,7 +1,7 @@
 // Convolution codelets on CUDA workers (cuDNN) against the CPU kernels; skips where StarPU finds
 // no CUDA worker. Tolerance: 1e-4 of the tensor's largest magnitude, because cuDNN may pick FFT or
 // Winograd algorithms whose float32 rounding is spread over the whole tensor rather than per
-// element (TF32 is off unless STARCNN_CUDNN_TF32=1).
+// element (TF32 is off: the process-wide conv math stays fp32 in tests, conv_math.h).
 #include "codelets/accumulate.h"
 #include "codelets/conv2d/conv2d_backward_data.h"
 #include "codelets/conv2d/conv2d_backward_filter.h"

@@ -35,6 +35,7 @@ Checkpoint lenet_checkpoint(bool with_momentum) {
   c.preprocess = {2, {0.1307f}, {0.3081f}};
   c.step = 123456789012;
   c.epoch = 7;
+  c.math = "tf32";
   c.parameters = random_tensors(spec, 100);
   if (with_momentum) c.momentum = random_tensors(spec, 200);
   return c;
@@ -69,6 +70,7 @@ TEST(Checkpoint, RoundTripWithMomentum) {
   EXPECT_EQ(loaded.network, saved.network);
   EXPECT_EQ(loaded.step, 123456789012);
   EXPECT_EQ(loaded.epoch, 7);
+  EXPECT_EQ(loaded.math, "tf32");
   EXPECT_EQ(loaded.preprocess.pad, 2);
   EXPECT_EQ(loaded.preprocess.mean, std::vector<float>{0.1307f});
   EXPECT_EQ(loaded.preprocess.stddev, std::vector<float>{0.3081f});
@@ -80,6 +82,7 @@ TEST(Checkpoint, RoundTripWithMomentum) {
   EXPECT_EQ(raw.tensors[9].name, "fc3.bias");
   EXPECT_EQ(raw.tensors[10].name, "optimizer.momentum.conv1.weight");
   EXPECT_EQ(raw.metadata.at("step"), "123456789012");
+  EXPECT_EQ(raw.metadata.at("math"), "tf32");
   EXPECT_EQ(raw.metadata.at("preprocess"), R"({"pad": 2, "mean": [0.1307], "std": [0.3081]})");
 }
 
@@ -91,6 +94,29 @@ TEST(Checkpoint, RoundTripWithoutMomentum) {
   Checkpoint loaded = load_checkpoint(path, parse_network(saved.network));
   expect_equal(loaded.parameters, saved.parameters);
   EXPECT_TRUE(loaded.momentum.empty());
+}
+
+// Checkpoints saved before the math was recorded have no "math" and still load (math ""); one
+// saved without a math writes none.
+TEST(Checkpoint, MathIsOptional) {
+  ScratchDir dir;
+  const std::string path = dir.file("old.safetensors");
+  Checkpoint saved = lenet_checkpoint(true);
+  save_checkpoint(path, saved);
+  TensorFile old = read_safetensors(path);
+  ASSERT_EQ(old.metadata.erase("math"), 1u);
+  write_safetensors(path, old);
+  Checkpoint loaded = load_checkpoint(path, load_network("lenet"));
+  EXPECT_EQ(loaded.math, "");
+  expect_equal(loaded.parameters, saved.parameters);
+  expect_equal(loaded.momentum, saved.momentum);
+  EXPECT_EQ(loaded.step, saved.step);
+
+  save_checkpoint(path, loaded);
+  EXPECT_EQ(read_safetensors(path).metadata.count("math"), 0u);
+  saved.math = "fp32";
+  save_checkpoint(path, saved);
+  EXPECT_EQ(read_checkpoint(path).math, "fp32");
 }
 
 TEST(Checkpoint, LoadsInTheNetworksOrder) {

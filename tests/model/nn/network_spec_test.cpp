@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -53,6 +54,9 @@ std::string error_of(const std::string &text) {
 }
 
 TEST(NetworkSpec, BuiltinNetworksAreTheShippedFiles) {
+  // The bundle for the GPU machine carries the test binaries without the source tree.
+  if (!std::filesystem::is_directory(networks_dir()))
+    GTEST_SKIP() << "no source tree at " << networks_dir();
   std::vector<std::string> names = builtin_network_names();
   for (const char *name : {"lenet", "wide"}) {
     ASSERT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;

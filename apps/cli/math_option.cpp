@@ -1,0 +1,20 @@
+#include "apps/cli/math_option.h"
+
+namespace starcnn {
+
+void add_math_option(ArgParser &args, std::string *math) {
+  args.add_choice("math", conv_math_names(),
+                  "arithmetic of the CUDA convolutions: tf32 lets cuDNN use TF32 tensor cores "
+                  "(PyTorch's default; about 1e-3 relative error), fp32 keeps strict FP32 (within "
+                  "float rounding of the CPU kernels); the CPU computes FP32 either way",
+                  math);
+}
+
+ConvMath apply_math_option(const std::string &math) {
+  const std::optional<ConvMath> parsed = parse_conv_math(math);
+  if (!parsed) throw UsageError("--math must be fp32 or tf32, got '" + math + "'");
+  set_conv_math(*parsed);
+  return *parsed;
+}
+
+}  // namespace starcnn
