@@ -8,6 +8,8 @@
 // temporary STARPU_HOME (perf/simulated_machine_support.h); --models is only read. One JSON line
 // on stdout, a short table on stderr.
 #include "apps/cli/args.h"
+#include "codelets/accumulate.h"
+#include "codelets/support/simulated_models.h"
 #include "model/io/json.h"
 #include "model/nn/network_spec.h"
 #include "model/runtime/runtime.h"
@@ -23,6 +25,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 // Under SimGrid, starpu.h renames main to starpu_main so that StarPU's own main starts SimGrid,
 // reading the platform from STARPU_HOME, before the program runs. simulate writes that
@@ -36,6 +39,7 @@ struct Options {
   std::string models, host, network = "lenet", plan = "cuda", sched, keep_home;
   long gpus = 1, cpus = 0, batch = 64;
   double peer_gbps = 0;
+  bool estimate = false;
   TimingOptions timing;
 };
 
@@ -111,11 +115,28 @@ int run(Options o) {
     Runtime runtime(RuntimeOptions{"", policy, int(o.gpus), &argc, &argv});
     scheduler = runtime.scheduler();
     workers = runtime.workers();
+#ifdef STARPU_SIMGRID
+    if (o.estimate) {
+      estimate_missing_shapes();
+      // StarPU submits the gradient reductions' tasks itself.
+      estimate_missing_shapes_of(zero_fill_codelet);
+      estimate_missing_shapes_of(add_into_codelet);
+    }
+#endif
     t = usage_errors_of("--plan", [&] {
       return time_training(spec, data, size_t(o.batch), o.plan, workers, o.timing);
     });
   }
   if (o.keep_home.empty()) std::filesystem::remove_all(home);
+  std::vector<std::string> estimated;
+#ifdef STARPU_SIMGRID
+  estimated = estimated_shapes();
+#endif
+  json::Array estimated_list;
+  for (const std::string &shape : estimated) {
+    estimated_list.string(shape);
+    std::fprintf(stderr, "estimated (shape not calibrated): %s\n", shape.c_str());
+  }
 
   json::Object line;
   line.string("engine", "starcnn-simgrid")
@@ -138,7 +159,8 @@ int run(Options o) {
       .fixed("cpu_tasks_per_step", t.cpu_tasks_per_step, 1)
       .fixed("cuda_tasks_per_step", t.cuda_tasks_per_step, 1)
       .integer("warmup_steps", t.warmup_steps)
-      .integer("steps", t.timed_steps);
+      .integer("steps", t.timed_steps)
+      .array("estimated_shapes", estimated_list);
   std::printf("%s\n", line.text().c_str());
   std::fflush(stdout);
   std::fprintf(stderr, "%-8s %6s %4s %4s %-6s %10s %10s %7s %9s  %s\n", "network", "batch", "gpus",
@@ -188,6 +210,10 @@ int main(int argc, char **argv) {
              "GPU-to-GPU bandwidth in GB/s (default 0: staged through host memory at the "
              "calibrated RAM links' speed; NVLink is far faster)",
              &o.peer_gbps, 0.0, 1e5);
+    args.add_flag("estimate",
+                  "estimate the times of task shapes the perf models lack from the entries of "
+                  "nearest data size (listed in the output), instead of stopping on the first",
+                  &o.estimate);
     args.add("warmup", "N", "untimed steps first (whole rounds)", &o.timing.warmup, 1, 100000);
     args.add("steps", "N", "timed steps, rounded up to whole rounds", &o.timing.steps, 1, 1000000);
     args.add("round", "N", "steps per timed round (the host waits at the end of each)",

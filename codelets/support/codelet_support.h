@@ -9,6 +9,8 @@
 #include <string>
 #include <tuple>
 
+#include "codelets/support/simulated_models.h"
+
 // A CUDA implementation where starcnn was built with CUDA; against StarPU's SimGrid build (which
 // simulates CUDA workers and never runs a task), a stand-in that lets them take the task; none
 // elsewhere.
@@ -48,12 +50,9 @@ constexpr int device_of(Where where) {
 }
 
 #ifdef STARPU_SIMGRID
-// The CUDA implementation of every codelet in a SimGrid build: simulated tasks are not run.
+// The CUDA implementation of every codelet in a SimGrid build, doing nothing: simulated tasks
+// are not run.
 void simulated_cuda_task(void *buffers[], void *cl_arg);
-// Under SimGrid a task takes its time from its perf model, and StarPU aborts on one the models
-// lack: throws std::runtime_error naming `op`, its shape's footprint and the kind of worker
-// whose perf model has no entry for it, among those that may run it (the task is not submitted).
-void check_simulated_task(starpu_task *task, const char *op);
 #endif
 
 // A history-based perf model named `symbol`. Its footprint hashes the task's packed arguments
