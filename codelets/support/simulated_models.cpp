@@ -2,6 +2,7 @@
 
 #ifdef STARPU_SIMGRID
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -48,29 +49,60 @@ starpu_perfmodel *history_of(const char *symbol) {
   return model;
 }
 
-double estimate_cost(starpu_task *task, starpu_perfmodel_arch *arch, unsigned nimpl) {
-  starpu_perfmodel *history = history_of(task->cl->model->symbol);
+// The time of the entry of `footprint` in `symbol`'s history for `arch`, else one estimated by
+// data size from its other entries (see estimate_missing_shapes_of); NaN without any entry.
+double history_time(const char *symbol, starpu_perfmodel_arch *arch, unsigned nimpl,
+                    uint32_t footprint, size_t size, bool *estimated_it) {
+  starpu_perfmodel *history = history_of(symbol);
   starpu_perfmodel_per_arch *per_arch =
       history ? starpu_perfmodel_get_model_per_arch(history, arch, nimpl) : nullptr;
   if (!per_arch) return NAN;
-  const uint32_t footprint = footprint_of(task);
-  const size_t size = data_size_of(task);
-  const starpu_perfmodel_history_entry *below = nullptr, *above = nullptr;
+  // The nearest entries below and above `size`, and the largest but one (for the slope beyond).
+  const starpu_perfmodel_history_entry *below = nullptr, *above = nullptr, *next = nullptr;
   for (starpu_perfmodel_history_list *l = per_arch->list; l; l = l->next) {
     const starpu_perfmodel_history_entry *e = l->entry;
     if (!e || e->nsample == 0 || !std::isfinite(e->mean)) continue;
     if (e->footprint == footprint) return e->mean;
-    if (e->size <= size && (!below || e->size > below->size)) below = e;
+    if (e->size <= size && (!below || e->size > below->size)) {
+      if (below && below->size < e->size) next = below;
+      below = e;
+    } else if (e->size <= size && (!next || e->size > next->size) && e != below) {
+      next = e;
+    }
     if (e->size >= size && (!above || e->size < above->size)) above = e;
   }
   if (!below && !above) return NAN;
-  estimated.insert(std::string(task->cl->model->symbol) + " on " + kind_name(arch) + ", " +
-                   std::to_string(size) + " bytes");
-  if (below && above && above->size > below->size)
-    return below->mean + (above->mean - below->mean) * double(size - below->size) /
-                             double(above->size - below->size);
-  if (below && below->size > 0) return below->mean * double(size) / double(below->size);
+  *estimated_it = true;
+  const auto line = [size](const starpu_perfmodel_history_entry *a,
+                           const starpu_perfmodel_history_entry *b) {
+    return a->mean + (b->mean - a->mean) * (double(size) - double(a->size)) /
+                         (double(b->size) - double(a->size));
+  };
+  if (below && above && above->size > below->size) return line(below, above);
+  // Beyond the largest entry, the line through the two largest (never below the largest's time:
+  // small tasks are bound by their launch, not their bytes); below the smallest, its time.
+  if (below && next && below->size > next->size) return std::max(below->mean, line(next, below));
   return below ? below->mean : above->mean;
+}
+
+// An op never run on a kind of worker (merge and split on CUDA, where no calibrated plan split
+// filters there) is timed as add_into, the elementwise pass over the same bytes.
+constexpr const char *kProxySymbol = "starcnn_add_into";
+
+double estimate_cost(starpu_task *task, starpu_perfmodel_arch *arch, unsigned nimpl) {
+  const char *symbol = task->cl->model->symbol;
+  const size_t size = data_size_of(task);
+  bool estimated_it = false;
+  double us = history_time(symbol, arch, nimpl, footprint_of(task), size, &estimated_it);
+  std::string how;
+  if (std::isnan(us) && std::strcmp(symbol, kProxySymbol) != 0) {
+    us = history_time(kProxySymbol, arch, nimpl, 0, size, &estimated_it);
+    how = " (as " + std::string(kProxySymbol) + ")";
+  }
+  if (estimated_it && !std::isnan(us))
+    estimated.insert(std::string(symbol) + " on " + kind_name(arch) + ", " + std::to_string(size) +
+                     " bytes" + how);
+  return us;
 }
 
 }  // namespace

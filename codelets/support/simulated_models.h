@@ -23,7 +23,9 @@ void check_simulated_task(starpu_task *task, const char *op);
 // From now on, `codelet`'s perf model answers from its history file: the entry of the task's
 // footprint where there is one, else an estimate from the entries of the same kind of worker by
 // data size (linear between the nearest smaller and larger sizes; below the smallest, its time;
-// above the largest, its time scaled by size). Call after starpu_init and before the codelet's
+// above the largest, the line through the two largest, at least the largest's time; an op
+// without any entry on that kind of worker is
+// timed as add_into of the same bytes). Call after starpu_init and before the codelet's
 // first task. Codelets submitted through insert_task are switched on their first task once
 // estimate_missing_shapes() was called; those StarPU submits itself (reductions) must be given.
 void estimate_missing_shapes();
