@@ -38,7 +38,6 @@ namespace {
 struct Options {
   std::string models, host, network = "lenet", plan = "cuda", sched, keep_home;
   long gpus = 1, cpus = 0, batch = 64;
-  double peer_gbps = 0;
   bool estimate = false;
   TimingOptions timing;
 };
@@ -84,7 +83,6 @@ int run(Options o) {
   SimulatedMachine machine;
   machine.gpus = int(o.gpus);
   machine.cpus = int(o.cpus + o.gpus);  // StarPU gives each CUDA worker a core of its own
-  machine.peer_mbps = o.peer_gbps * 1000;
   const std::string home = make_home(o);
   usage_errors_of("--models", [&] {
     write_simulated_home(o.models, host, machine, home);
@@ -149,7 +147,6 @@ int run(Options o) {
       .integer("gpus", o.gpus)
       .integer("cpu_workers", workers.cpu)
       .integer("cuda_workers", workers.cuda)
-      .number("peer_gbps", machine.peer_mbps > 0 ? o.peer_gbps : 0)
       .integer("micro_batches", t.micro_batches)
       .fixed("step_ms", t.step_ms, 4)
       .fixed("step_ms_mean", t.mean_ms, 4)
@@ -206,10 +203,6 @@ int main(int argc, char **argv) {
              "...; not the measured auto)",
              &o.plan);
     args.add("sched", "NAME", "StarPU scheduler (default: $STARPU_SCHED, else dmda)", &o.sched);
-    args.add("peer-gbps", "G",
-             "GPU-to-GPU bandwidth in GB/s (default 0: staged through host memory at the "
-             "calibrated RAM links' speed; NVLink is far faster)",
-             &o.peer_gbps, 0.0, 1e5);
     args.add_flag("estimate",
                   "estimate the times of task shapes the perf models lack from the entries of "
                   "nearest data size (listed in the output), instead of stopping on the first",

@@ -74,12 +74,12 @@ void add_route(std::ostringstream &xml, const std::string &from, const std::stri
       << from << "-" << to << "\"/></route>\n";
 }
 
-// The peer link's figures (see SimulatedMachine::peer_mbps).
-double peer_mbps(const CalibratedLinks &l, const SimulatedMachine &m) {
-  return m.peer_mbps > 0 ? m.peer_mbps : std::min(l.to_gpu_mbps, l.from_gpu_mbps);
+// A GPU-to-GPU copy, staged through host memory (see SimulatedMachine).
+double peer_mbps(const CalibratedLinks &l) {
+  return std::min(l.to_gpu_mbps, l.from_gpu_mbps);
 }
-double peer_us(const CalibratedLinks &l, const SimulatedMachine &m) {
-  return m.peer_mbps > 0 ? std::max(l.to_gpu_us, l.from_gpu_us) : l.to_gpu_us + l.from_gpu_us;
+double peer_us(const CalibratedLinks &l) {
+  return l.to_gpu_us + l.from_gpu_us;
 }
 
 }  // namespace
@@ -150,24 +150,17 @@ std::string platform_xml(const CalibratedLinks &links, const SimulatedMachine &m
   for (int g = 0; g < machine.gpus; ++g)
     xml << "   <host id=\"CUDA" << g << "\" speed=\"2000000000f\">\n"
         << "     <prop id=\"memsize\" value=\"" << links.gpu_memory_bytes << "\"/>\n"
-        << "     <prop id=\"memcpy_peer\" value=\"1\"/>\n"
         << "   </host>\n";
   xml << "   <host id=\"RAM\" speed=\"1f\"/>\n";
   for (int g = 0; g < machine.gpus; ++g) {
     const std::string gpu = "CUDA" + std::to_string(g);
     add_link(xml, "RAM-" + gpu, links.to_gpu_mbps, links.to_gpu_us);
     add_link(xml, gpu + "-RAM", links.from_gpu_mbps, links.from_gpu_us);
-    for (int h = 0; h < machine.gpus; ++h)
-      if (h != g)
-        add_link(xml, gpu + "-CUDA" + std::to_string(h), peer_mbps(links, machine),
-                 peer_us(links, machine));
   }
   for (int g = 0; g < machine.gpus; ++g) {
     const std::string gpu = "CUDA" + std::to_string(g);
     add_route(xml, "RAM", gpu);
     add_route(xml, gpu, "RAM");
-    for (int h = 0; h < machine.gpus; ++h)
-      if (h != g) add_route(xml, gpu, "CUDA" + std::to_string(h));
   }
   xml << " </zone>\n</platform>\n";
   return xml.str();
@@ -191,7 +184,7 @@ std::string bus_matrix(const CalibratedLinks &links, const SimulatedMachine &mac
         else if (to == 0)
           value = latency ? links.from_gpu_us : links.from_gpu_mbps;
         else
-          value = latency ? peer_us(links, machine) : peer_mbps(links, machine);
+          value = latency ? peer_us(links) : peer_mbps(links);
       }
       out << (to ? "\t" : "") << (std::isnan(value) ? "nan" : number(value));
     }

@@ -15,12 +15,11 @@ struct CalibratedLinks {
   unsigned long long gpu_memory_bytes = 0;    // CUDA0's memory
 };
 
+// GPU-to-GPU copies are staged through host memory (StarPU copies GPU -> RAM -> GPU: StarPU
+// 1.3's SimGrid mode stalled on direct peer copies here), and one GPU calibrates no peer link:
+// the bus matrices give them the slower direction of GPU 0's RAM links and both latencies.
 struct SimulatedMachine {
   int gpus = 1, cpus = 1;
-  // GPU-to-GPU copies: 0 takes them as staged through host memory (the slower direction of
-  // GPU 0's RAM links, both latencies), since one GPU calibrates no peer link; else this many
-  // MB/s (NVLink, say) at the RAM links' latency.
-  double peer_mbps = 0;
 };
 
 // The host name of the one calibration under HOME/.starpu/sampling/bus/ (HOST.bandwidth), or

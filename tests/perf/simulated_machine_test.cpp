@@ -108,7 +108,7 @@ TEST_F(SimulatedMachineTest, FindsTheOneCalibratedHostAndGpuZerosLinks) {
 TEST_F(SimulatedMachineTest, EveryGpuGetsGpuZerosLinksInTheMatrices) {
   const std::string target = (root_ / "sim").string();
   const auto before = snapshot(home_);
-  write_simulated_home(home_, "gpu7", SimulatedMachine{3, 8, 0}, target);
+  write_simulated_home(home_, "gpu7", SimulatedMachine{3, 8}, target);
   EXPECT_EQ(snapshot(home_), before) << "the calibration must only be read";
   const fs::path bus = root_ / "sim/.starpu/sampling/bus";
   EXPECT_EQ(read(root_ / "sim/.starpu/sampling/codelets/45/conv2d_forward.gpu7"), "entries\n");
@@ -161,19 +161,9 @@ TEST_F(SimulatedMachineTest, EveryGpuGetsGpuZerosLinksInTheMatrices) {
                        gpu + "-RAM\"/></route>"),
               std::string::npos);
   }
-  EXPECT_NE(xml.find("<link id=\"CUDA2-CUDA0\" bandwidth=\"48765250000.000000Bps\""),
-            std::string::npos);
-}
-
-TEST_F(SimulatedMachineTest, APeerBandwidthReplacesTheStagedCopies) {
-  const SimulatedMachine nvlink{2, 4, 450000};
-  const CalibratedLinks links = read_calibrated_links(home_, "gpu7");
-  const auto m = cells(bus_matrix(links, nvlink, false, 8));
-  EXPECT_NEAR(std::strtod(m[1][2].c_str(), nullptr), 450000, 1e-6);
-  EXPECT_NEAR(std::strtod(m[2][1].c_str(), nullptr), 450000, 1e-6);
-  const auto lat = cells(bus_matrix(links, nvlink, true, 8));
-  EXPECT_NEAR(std::strtod(lat[1][2].c_str(), nullptr), kFromGpuUs, 1e-6);
-  EXPECT_EQ(m[3][1], "nan");
+  // Peer copies go through RAM: no direct GPU-to-GPU route or peer copy.
+  EXPECT_EQ(xml.find("CUDA2-CUDA0"), std::string::npos);
+  EXPECT_EQ(xml.find("memcpy_peer"), std::string::npos);
 }
 
 TEST_F(SimulatedMachineTest, BadCalibrationsAreNamed) {
