@@ -14,10 +14,11 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from validate_simulation import run_simulate, write_atomically  # noqa: E402
 
 
 def fail(message):
@@ -47,21 +48,7 @@ def filter_plan(network, gpus):
 
 def simulate(binary, args, timeout):
     command = [binary] + args
-    try:
-        run = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return command, None, f"no result within {timeout} s"
-    if run.returncode != 0:
-        lines = run.stderr.strip().splitlines()
-        return command, None, lines[-1] if lines else f"exit {run.returncode}"
-    return command, json.loads(run.stdout.strip().splitlines()[-1]), None
-
-
-def write_atomically(path, text, mode="w"):
-    tmp = path + ".tmp"
-    with open(tmp, mode) as f:
-        f.write(text)
-    os.replace(tmp, path)
+    return (command,) + run_simulate(command, timeout)
 
 
 def plot(rows, path):

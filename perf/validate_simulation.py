@@ -57,18 +57,23 @@ def cases(results_path, models):
                                                         c["measured_ms"])
 
 
+def run_simulate(command, timeout):
+    """simulate's JSON line (None on failure) and the reason it failed (None on success)."""
+    try:
+        run = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, f"no result within {timeout} s"
+    if run.returncode != 0:
+        message = run.stderr.strip().splitlines()
+        return None, message[-1] if message else f"exit {run.returncode}"
+    return json.loads(run.stdout.strip().splitlines()[-1]), None
+
+
 def simulate(binary, models, network, batch, plan, gpus, cpus, micro_batches, extra, timeout):
     command = [binary, "--models", models, "--network", network, "--batch", str(batch),
                "--plan", plan, "--gpus", str(gpus), "--cpus", str(cpus),
                "--micro-batches", str(micro_batches)] + extra
-    try:
-        run = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return command, None, f"no result within {timeout} s"
-    if run.returncode != 0:
-        message = run.stderr.strip().splitlines()
-        return command, None, message[-1] if message else f"exit {run.returncode}"
-    return command, json.loads(run.stdout.strip().splitlines()[-1]), None
+    return (command,) + run_simulate(command, timeout)
 
 
 def write_atomically(path, text):
