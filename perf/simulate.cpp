@@ -84,6 +84,14 @@ int run(Options o) {
   machine.gpus = int(o.gpus);
   machine.cpus = int(o.cpus + o.gpus);  // StarPU gives each CUDA worker a core of its own
   const std::string home = make_home(o);
+  // The temporary STARPU_HOME goes however the run ends (--keep-home's stays).
+  struct RemoveHome {
+    std::string dir;
+    ~RemoveHome() {
+      std::error_code ignored;
+      if (!dir.empty()) std::filesystem::remove_all(dir, ignored);
+    }
+  } remove_home{o.keep_home.empty() ? home : ""};
   usage_errors_of("--models", [&] {
     write_simulated_home(o.models, host, machine, home);
     return 0;
@@ -125,7 +133,6 @@ int run(Options o) {
       return time_training(spec, data, size_t(o.batch), o.plan, workers, o.timing);
     });
   }
-  if (o.keep_home.empty()) std::filesystem::remove_all(home);
   std::vector<std::string> estimated;
 #ifdef STARPU_SIMGRID
   estimated = estimated_shapes();
