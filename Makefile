@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps data build train test fuzz sanitize bundle format check-format clean help
+.PHONY: all deps data build train test fuzz sanitize simulate bundle format check-format clean help
 
 all: build
 
@@ -15,6 +15,7 @@ help:
 	@echo "make data    fetch and verify MNIST and Fashion-MNIST into data/"
 	@echo "make fuzz    build the libFuzzer targets with clang (build-fuzz/) and run each FUZZ_SECONDS"
 	@echo "make sanitize  build with AddressSanitizer+UBSan (build-asan/) and run the tests once"
+	@echo "make simulate  build StarPU with SimGrid and perf/simulate against it (build-sim/)"
 	@echo "make bundle  pack the build into bundle/ (and bundle.tar.xz) for the GPU machine"
 	@echo "make format  clang-format every C++ and CUDA source"
 	@echo "make check-format  fail, naming them, on sources clang-format would change (as CI does)"
@@ -65,6 +66,20 @@ sanitize: deps data
 	  $(SANITIZE_CMAKE_FLAGS)"
 	cd $(SANITIZE_BUILD) && ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --output-on-failure --timeout 1200 -j$(JOBS)
+
+# StarPU's SimGrid mode predicts machines we do not have (perf/simulate.cpp): a third StarPU build
+# (setup-deps --simgrid prints its prefix last), CPU codelets only (simulated CUDA workers take
+# stand-ins: no task runs), no MPI.
+SIM_BUILD ?= build-sim
+$(SIM_BUILD)/starpu-prefix: scripts/setup-deps scripts/starpu-cuda13.patch
+	@mkdir -p $(SIM_BUILD)
+	scripts/setup-deps --simgrid > $(SIM_BUILD)/starpu-prefix.tmp
+	@tail -n1 $(SIM_BUILD)/starpu-prefix.tmp > $@ && rm -f $(SIM_BUILD)/starpu-prefix.tmp
+
+simulate: $(SIM_BUILD)/starpu-prefix
+	cmake -S . -B $(SIM_BUILD) -DSTARCNN_STARPU_PREFIX=$$(cat $(SIM_BUILD)/starpu-prefix) \
+	  -DSTARCNN_WITH_CUDA=OFF -DSTARCNN_WITH_MPI=OFF $(CMAKE_FLAGS)
+	cmake --build $(SIM_BUILD) -j$(JOBS) --target simulate
 
 bundle: build
 	scripts/make-bundle $(BUILD) bundle

@@ -99,7 +99,8 @@ Options parse_options(int argc, char **argv, bool *run) {
            "sample splits for a few steps each and keeps the fastest; the default with CUDA "
            "workers), cuda, cpu, samples:K[/M] (K samples of each step on the CPU workers), "
            "none (the scheduler places every op; the default without CUDA workers), or a split "
-           "of every conv's filters: even:K, cpu:N, F@cpu,F@cuda,...; per layer with "
+           "of every conv's filters: even:K, cpu:N, F@cpu,F@cuda,...; cudaN (as a plan or a "
+           "part's place, F@cuda0,F@cuda1) pins work to CUDA device N's worker; per layer with "
            "'PLAN;conv2=PLAN' (conv2=auto: the perf-model chooser)",
            &o.plan);
   args.add("checkpoint", "FILE",

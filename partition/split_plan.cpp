@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -27,11 +28,28 @@ int parse_positive(const std::string &text, const std::string &number, const cha
   return std::stoi(number);
 }
 
-Where parse_where(const std::string &text, const std::string &name) {
+// `name` as a place to run: cpu, cuda (or gpu), any, or cudaN (CUDA device N's worker alone);
+// nullopt for anything else. Throws for a malformed or impossible device number.
+std::optional<Where> named_where(const std::string &text, const std::string &name) {
   if (name == "cpu") return Where::cpu;
   if (name == "cuda" || name == "gpu") return Where::cuda;
   if (name == "any") return Where::any;
-  fail(text, "unknown worker kind '" + name + "' (use cpu, cuda or any)");
+  if (name.rfind("cuda", 0) != 0 || name.size() == 4 ||
+      name.find_first_not_of("0123456789", 4) != std::string::npos)
+    return std::nullopt;
+  const std::string number = name.substr(4);
+  if (number.size() > 1 && number[0] == '0')
+    fail(text, "'" + name + "': write CUDA device numbers without leading zeros (cuda" +
+                   std::to_string(std::stoi(number.substr(0, 7))) + ")");
+  if (number.size() > 3 || std::stoi(number) >= STARPU_MAXCUDADEVS)
+    fail(text, "'" + name + "': StarPU handles CUDA devices 0 to " +
+                   std::to_string(STARPU_MAXCUDADEVS - 1));
+  return cuda_device(std::stoi(number));
+}
+
+Where parse_where(const std::string &text, const std::string &name) {
+  if (const std::optional<Where> where = named_where(text, name)) return *where;
+  fail(text, "unknown worker kind '" + name + "' (use cpu, cuda, cudaN for CUDA device N, or any)");
 }
 
 std::vector<std::string> split(const std::string &text, char sep) {
@@ -83,7 +101,7 @@ std::string SplitPlan::describe() const {
   for (const SplitPart &part : parts) {
     if (!out.empty()) out += ',';
     out += std::to_string(part.filters) + '@';
-    out += part.where == Where::cpu ? "cpu" : part.where == Where::cuda ? "cuda" : "any";
+    out += where_name(part.where);
     // A CPU part without /T would parse back with one task per CPU worker: always write it.
     if (part.tasks != 1 || part.where == Where::cpu) out += '/' + std::to_string(part.tasks);
   }
@@ -100,10 +118,9 @@ SplitPlan parse_split_plan(const std::string &text, int filters, const MachineWo
   SampleSplit samples;
   if (text == "none") {
     plan = even_plan(filters, 1);
-  } else if (text == "cuda" || text == "gpu") {
-    plan.parts.push_back({filters, Where::cuda, 1});
-  } else if (text == "cpu") {
-    plan.parts.push_back({filters, Where::cpu, 1});
+  } else if (const std::optional<Where> where = named_where(text, text);
+             where && *where != Where::any) {
+    plan.parts.push_back({filters, *where, 1});  // cpu, cuda or cudaN: the whole layer there
   } else if (parse_sample_split(text, &samples)) {
     if (workers.cuda == 0) fail(text, "a sample split needs a CUDA worker and StarPU found none");
     plan.parts.push_back({filters, Where::cuda, 1});
@@ -128,8 +145,16 @@ SplitPlan parse_split_plan(const std::string &text, int filters, const MachineWo
                    std::to_string(filters));
   for (const SplitPart &part : plan.parts) {
     if (part.where == Where::cpu && workers.cpu == 0) fail(text, "a part needs a CPU worker");
-    if (part.where == Where::cuda && workers.cuda == 0)
+    if (kind_of(part.where) == Where::cuda && workers.cuda == 0)
       fail(text, "a part needs a CUDA worker and StarPU found none");
+    const int device = device_of(part.where);
+    if (device >= workers.cuda)
+      fail(text,
+           "a part is on CUDA device " + std::to_string(device) + " (cuda" +
+               std::to_string(device) + ") but StarPU found " + std::to_string(workers.cuda) +
+               " CUDA worker" +
+               (workers.cuda == 1 ? " (cuda0)"
+                                  : "s (cuda0 to cuda" + std::to_string(workers.cuda - 1) + ")"));
   }
   return plan;
 }
@@ -174,6 +199,9 @@ Where home_of(const NetworkPlanText &plans, const MachineWorkers &workers) {
   const std::string &text = plans.default_plan;
   if (text == "none" || text.rfind("even:", 0) == 0) return Where::any;
   if (text == "cpu" || workers.cuda == 0) return Where::cpu;
+  // A whole-network cudaN keeps every op on that device (parse_split_plan checks it exists).
+  if (const std::optional<Where> where = named_where(text, text); where && device_of(*where) >= 0)
+    return *where;
   return Where::cuda;
 }
 

@@ -48,13 +48,15 @@ struct MachineWorkers {
 // Parses one layer's plan for a layer of `filters` output channels:
 //   none        one part, any worker
 //   cuda, cpu   one part on that kind of worker (as a whole-network plan: every op there)
+//   cudaN       one part on the worker of CUDA device N (N from 0; as a whole-network plan:
+//               every op there)
 //   samples:K[/M]  the sample split (see SampleSplit); the layer itself is whole on CUDA
 //   even:K      K parts of (nearly) equal size, any worker
 //   cpu:N       N filters on the CPU workers (cut by samples into one task per CPU worker), the
 //               rest on CUDA workers
-//   LIST        comma-separated parts F@WHERE[/T], WHERE one of cpu, cuda, any, T tasks cut by
-//               samples (default: one per CPU worker for cpu parts, 1 otherwise); the F must sum
-//               to filters
+//   LIST        comma-separated parts F@WHERE[/T], WHERE one of cpu, cuda, cudaN, any, T tasks
+//               cut by samples (default: one per CPU worker for cpu parts, 1 otherwise); the F
+//               must sum to filters
 // Throws std::invalid_argument with a message that quotes the text and says what is wrong.
 SplitPlan parse_split_plan(const std::string &text, int filters, const MachineWorkers &workers);
 

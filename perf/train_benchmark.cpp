@@ -8,11 +8,10 @@
 //   cpu+gpu   StarPU with every worker it finds, --plan (default auto: the measured search of
 //             model/train/plan_search.h, whose candidates are reported too)
 // StarPU is started afresh for each measurement (environment set before starpu_init), so one run
-// measures every configuration. After warm-up steps (which also calibrate the history perf models
-// dmda needs), steps run in rounds of --round steps (one Trainer epoch each, so steps pipeline
-// inside a round and the host waits at its end); step_ms is the median over rounds of round time /
-// steps. Warm-up rounds also count the tasks each kind of worker runs (StarPU's profiling
-// counters, off while timing). --max-seconds caps both the warm-up and the timing of one
+// measures every configuration. Steps are timed as perf/train_timing_support.h says (the same
+// procedure simulate runs under SimGrid): warm-up rounds (which also calibrate the history perf
+// models dmda needs, and count the tasks each kind of worker runs), then rounds of --round steps,
+// step_ms the median over rounds. --max-seconds caps both the warm-up and the timing of one
 // measurement. One JSON line per measurement on stdout, a table on stderr.
 #include "apps/cli/args.h"
 #include "apps/cli/blas_core.h"
@@ -28,13 +27,12 @@
 #include "model/train/plan_search.h"
 #include "model/train/trainer.h"
 #include "perf/bench_support.h"
+#include "perf/train_timing_support.h"
 
 #include <starpu.h>
-#include <starpu_profiling.h>
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -49,15 +47,13 @@
 namespace starcnn {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 const std::vector<std::string> kConfigs = {"cpu-only", "gpu-only", "all-cuda", "cpu+gpu"};
 
 struct Options {
   std::string networks = "lenet,wide", batches = "64,256",
               configs = "cpu-only,gpu-only,all-cuda,cpu+gpu";
   std::string plan = "auto", sched, math = kDefaultProgramMath;
-  long steps = 20, warmup = 10, round = 5, seed = 1, micro_batches = 0;
-  double max_seconds = 20, lr = 0.01;
+  TimingOptions timing;
 };
 
 std::vector<std::string> split_list(const std::string &text, const char *option) {
@@ -153,42 +149,11 @@ Machine probe_machine() {
 }
 
 struct Result {
-  std::string scheduler, workers, plan;
+  std::string scheduler, workers;
   MachineWorkers counts;
-  double step_ms = 0, mean_ms = 0, min_ms = 0;
-  size_t warmup_steps = 0, timed_steps = 0, rounds = 0;
-  uint64_t tasks_per_step = 0;
-  double cpu_tasks_per_step = 0, cuda_tasks_per_step = 0;
-  int micro_batches = 1;
+  TrainTiming timing;
   std::optional<PlanSearch> search;  // --plan auto
 };
-
-// Runs one warm-up round with StarPU's profiling counters on (they stay off while timing) and
-// keeps the tasks each kind of worker ran per step, StarPU's own reduction tasks included.
-void warmup_round(Trainer &trainer, size_t epoch, size_t steps, Result &r) {
-  starpu_profiling_status_set(STARPU_PROFILING_ENABLE);
-  const unsigned workers = starpu_worker_get_count();
-  for (unsigned w = 0; w < workers; ++w) {
-    starpu_profiling_worker_info info;
-    starpu_profiling_worker_get_info(int(w), &info);  // reading resets the counters
-  }
-  const std::atomic<bool> no_stop{false};
-  trainer.train_epoch(epoch, nullptr, no_stop);
-  long cpu = 0, cuda = 0;
-  for (unsigned w = 0; w < workers; ++w) {
-    starpu_profiling_worker_info info;
-    starpu_profiling_worker_get_info(int(w), &info);
-    (starpu_worker_get_type(int(w)) == STARPU_CUDA_WORKER ? cuda : cpu) += info.executed_tasks;
-  }
-  starpu_profiling_status_set(STARPU_PROFILING_DISABLE);
-  r.cpu_tasks_per_step = double(cpu) / double(steps);
-  r.cuda_tasks_per_step = double(cuda) / double(steps);
-  r.warmup_steps += steps;
-}
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 Result measure(const Options &o, const NetworkSpec &spec, const Dataset &data, size_t batch,
                const std::string &config) {
@@ -197,56 +162,19 @@ Result measure(const Options &o, const NetworkSpec &spec, const Dataset &data, s
   r.scheduler = runtime.scheduler();
   r.workers = runtime.describe_workers();
   r.counts = runtime.workers();
-  TrainConfig tc;
-  tc.batch = batch;
-  tc.lr = float(o.lr);
-  tc.momentum = 0.9f;
-  tc.seed = uint64_t(o.seed);
-  tc.log_every = size_t(o.round);  // one loss reading per round, at its end
-  r.plan = config == "cpu-only" ? "cpu" : config == "cpu+gpu" ? o.plan : "cuda";
-  NetworkPlanText plans = parse_network_plan(r.plan);
-  if (is_measured_auto(plans)) {
+  std::string plan = config == "cpu-only" ? "cpu" : config == "cpu+gpu" ? o.plan : "cuda";
+  if (is_measured_auto(parse_network_plan(plan))) {
+    TrainConfig tc;
+    tc.batch = batch;
+    tc.lr = float(o.timing.lr);
+    tc.momentum = 0.9f;
+    tc.seed = uint64_t(o.timing.seed);
+    tc.log_every = size_t(o.timing.round);
     r.search = search_plans(spec, data, tc, runtime.workers());
     for (const std::string &line : describe(*r.search)) std::fprintf(stderr, "%s\n", line.c_str());
-    r.plan = r.search->plan;
-    plans = parse_network_plan(r.plan);
+    plan = r.search->plan;
   }
-  apply_plan(plans, runtime.workers(), o.micro_batches, tc);
-  const MicroBatchShare share = micro_batch_share(runtime.workers(), batch, tc.micro_batches);
-  if (uses_auto_plan(spec, plans)) {
-    const AutoPlanning planning = resolve_auto_plans(spec, plans, share.workers, int(share.batch));
-    plans = planning.plans;
-    r.plan = r.plan + " -> " + planning.text;
-  }
-  ParameterSet params(spec, plans, share.workers);
-  params.initialize(uint64_t(o.seed));
-  r.micro_batches = int(cut_batch(tc, r.counts.cpu).size());
-  Trainer trainer(spec, params, data, tc);
-  const size_t round = size_t(o.round);
-  const std::atomic<bool> no_stop{false};
-  size_t epoch = 0;
-  const Clock::time_point warmup_start = Clock::now();
-  do {
-    warmup_round(trainer, epoch++, round, r);
-  } while (r.warmup_steps < size_t(o.warmup) && seconds_since(warmup_start) < o.max_seconds);
-  r.tasks_per_step = trainer.tasks_per_step();
-
-  std::vector<double> step_ms;
-  const Clock::time_point window = Clock::now();
-  while (r.timed_steps < size_t(o.steps)) {
-    const Clock::time_point start = Clock::now();
-    trainer.train_epoch(epoch++, nullptr, no_stop);
-    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-    step_ms.push_back(ms / double(round));
-    r.timed_steps += round;
-    if (seconds_since(window) > o.max_seconds) break;
-  }
-  r.rounds = step_ms.size();
-  r.step_ms = median(step_ms);
-  r.min_ms = *std::min_element(step_ms.begin(), step_ms.end());
-  double sum = 0;
-  for (double ms : step_ms) sum += ms;
-  r.mean_ms = sum / double(step_ms.size());
+  r.timing = time_training(spec, data, batch, plan, runtime.workers(), o.timing);
   return r;
 }
 
@@ -282,12 +210,13 @@ void print_line(const json::Object &line) {
   std::fflush(stdout);
 }
 
-void print_result(json::Object line, size_t batch, const Result &r) {
+void print_result(json::Object line, size_t batch, const Result &res) {
+  const TrainTiming &r = res.timing;
   line.string("plan", r.plan)
-      .string("scheduler", r.scheduler)
-      .string("workers", r.workers)
-      .integer("cpu_workers", r.counts.cpu)
-      .integer("cuda_workers", r.counts.cuda)
+      .string("scheduler", res.scheduler)
+      .string("workers", res.workers)
+      .integer("cpu_workers", res.counts.cpu)
+      .integer("cuda_workers", res.counts.cuda)
       .integer("micro_batches", r.micro_batches)
       .fixed("step_ms", r.step_ms, 4)
       .fixed("step_ms_mean", r.mean_ms, 4)
@@ -300,10 +229,10 @@ void print_result(json::Object line, size_t batch, const Result &r) {
       .integer("steps", r.timed_steps)
       .integer("round", r.timed_steps / std::max<size_t>(r.rounds, 1));
   // Negative: no auto plan; NaN (written as null): the perf models had no prediction.
-  if (r.search && !r.search->candidates.empty()) {
+  if (res.search && !res.search->candidates.empty()) {
     // The measured search's candidates (--plan auto).
     json::Array candidates;
-    for (const PlanCandidate &c : r.search->candidates) {
+    for (const PlanCandidate &c : res.search->candidates) {
       json::Object item;
       item.string("plan", c.plan);
       if (c.predicted_ms < 0)
@@ -353,7 +282,8 @@ int run(const Options &o) {
   for (size_t i = 0; i < specs.size(); ++i) {
     for (long b : batches) {
       const size_t batch = size_t(b);
-      const Dataset data = random_dataset(specs[i], batch * size_t(o.round), uint64_t(o.seed));
+      const Dataset data =
+          random_dataset(specs[i], batch * size_t(o.timing.round), uint64_t(o.timing.seed));
       for (const std::string &config : configs) {
         const json::Object common = common_fields(networks[i], batch, config, o.math, machine);
         if (config != "cpu-only" && machine.cuda_workers == 0) {
@@ -363,8 +293,9 @@ int run(const Options &o) {
           continue;
         }
         env.apply(config);
-        const Result r = measure(o, specs[i], data, batch, config);
-        print_result(common, batch, r);
+        const Result res = measure(o, specs[i], data, batch, config);
+        print_result(common, batch, res);
+        const TrainTiming &r = res.timing;
         std::fprintf(stderr, "%-8s %6zu %-9s %10.3f %10.1f %7llu %4.0f/%-4.0f  %s\n",
                      networks[i].c_str(), batch, config.c_str(), r.step_ms,
                      double(batch) * 1000.0 / r.step_ms, (unsigned long long)r.tasks_per_step,
@@ -405,19 +336,19 @@ int main(int argc, char **argv) {
     args.add("warmup", "N",
              "untimed steps first (whole rounds, at least one; it also counts tasks per worker "
              "kind)",
-             &o.warmup, 1, 100000);
-    args.add("steps", "N", "timed steps, rounded up to whole rounds", &o.steps, 1, 1000000);
-    args.add("round", "N", "steps per timed round (the host waits at the end of each)", &o.round, 1,
-             10000);
+             &o.timing.warmup, 1, 100000);
+    args.add("steps", "N", "timed steps, rounded up to whole rounds", &o.timing.steps, 1, 1000000);
+    args.add("round", "N", "steps per timed round (the host waits at the end of each)",
+             &o.timing.round, 1, 10000);
     args.add("max-seconds", "S",
              "end the warm-up, and the timing, after the round that passes S seconds",
-             &o.max_seconds, 0.0, 1e6);
-    args.add("lr", "F", "SGD learning rate (momentum 0.9)", &o.lr, 0.0, 10.0);
-    args.add("seed", "N", "seed of the weights and the random data", &o.seed, 0, 1L << 40);
+             &o.timing.max_seconds, 0.0, 1e6);
+    args.add("lr", "F", "SGD learning rate (momentum 0.9)", &o.timing.lr, 0.0, 10.0);
+    args.add("seed", "N", "seed of the weights and the random data", &o.timing.seed, 0, 1L << 40);
     args.add("micro-batches", "N",
              "micro-batches per step, as train's (0: one per CPU worker without CUDA workers, "
              "else 1)",
-             &o.micro_batches, 0, 1 << 20);
+             &o.timing.micro_batches, 0, 1 << 20);
     add_math_option(args, &o.math);
     if (!args.parse(argc, argv)) return 0;
     apply_math_option(o.math);

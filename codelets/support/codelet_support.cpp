@@ -2,6 +2,8 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -62,6 +64,12 @@ starpu_perfmodel make_model(const char *symbol) {
 
 }  // namespace
 
+#ifdef STARPU_SIMGRID
+// Tasks are only timed; StarPU calls a reduction's initialiser itself, and it has nothing to do on
+// a simulated GPU's memory.
+void simulated_cuda_task(void *[], void *) {}
+#endif
+
 starpu_perfmodel history_model(const char *symbol) {
   starpu_perfmodel model = make_model(symbol);
   model.footprint = args_and_sizes_footprint;
@@ -106,6 +114,24 @@ std::atomic<uint64_t> submitted_tasks{0};
 
 uint64_t submitted_task_count() {
   return submitted_tasks.load(std::memory_order_relaxed);
+}
+
+std::string where_name(Where where) {
+  if (device_of(where) >= 0) return "cuda" + std::to_string(device_of(where));
+  const Where kind = kind_of(where);
+  return kind == Where::cpu ? "cpu" : kind == Where::cuda ? "cuda" : "any";
+}
+
+int pinned_worker(Where where, const char *op) {
+  const int device = device_of(where);
+  if (device < 0) return -1;
+  const int worker = starpu_worker_get_by_devid(STARPU_CUDA_WORKER, device);
+  if (worker < 0)
+    throw std::runtime_error(std::string(op) + " is pinned to CUDA device " +
+                             std::to_string(device) + " (cuda" + std::to_string(device) +
+                             ") but StarPU has no worker for it (" +
+                             std::to_string(starpu_cuda_worker_get_count()) + " CUDA workers)");
+  return worker;
 }
 
 void check_submit(int ret, const char *op) {

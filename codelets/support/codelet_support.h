@@ -6,23 +6,54 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <string>
 #include <tuple>
 
-// A CUDA implementation where starcnn was built with CUDA, none elsewhere.
+#include "codelets/support/simulated_models.h"
+
+// A CUDA implementation where starcnn was built with CUDA; against StarPU's SimGrid build (which
+// simulates CUDA workers and never runs a task), a stand-in that lets them take the task; none
+// elsewhere.
 #ifdef STARCNN_USE_CUDA
 #define STARCNN_CUDA_FUNC(f) (f)
+#elif defined(STARPU_SIMGRID)
+#define STARCNN_CUDA_FUNC(f) (&::starcnn::simulated_cuda_task)
 #else
 #define STARCNN_CUDA_FUNC(f) nullptr
 #endif
 
 namespace starcnn {
 
-// Which kinds of worker may run a task; a split plan gives one per part.
+// Which kinds of worker may run a task; a split plan gives one per part. A task may also be pinned
+// to the worker of one CUDA device (cuda_device()): the kind's bit, plus the device number + 1 in
+// the bits above kWhereKindBits.
 enum class Where : uint32_t {
   any = STARPU_CPU | STARPU_CUDA,
   cpu = STARPU_CPU,
   cuda = STARPU_CUDA,
 };
+
+constexpr uint32_t kWhereKindBits = 0xffff;
+constexpr int kWhereDeviceShift = 16;
+
+// The worker of CUDA device `device` alone (a plan's cuda0, cuda1, ...).
+constexpr Where cuda_device(int device) {
+  return Where(uint32_t(STARPU_CUDA) | (uint32_t(device + 1) << kWhereDeviceShift));
+}
+// The kinds of worker of `where`, whatever device it names: Where::cuda for cuda_device(d).
+constexpr Where kind_of(Where where) {
+  return Where(uint32_t(where) & kWhereKindBits);
+}
+// The CUDA device `where` pins its tasks to, or -1 when any worker of its kinds may run them.
+constexpr int device_of(Where where) {
+  return int(uint32_t(where) >> kWhereDeviceShift) - 1;
+}
+
+#ifdef STARPU_SIMGRID
+// The CUDA implementation of every codelet in a SimGrid build, doing nothing: simulated tasks
+// are not run.
+void simulated_cuda_task(void *buffers[], void *cl_arg);
+#endif
 
 // A history-based perf model named `symbol`. Its footprint hashes the task's packed arguments
 // (the shapes) together with every buffer's size, so each shape and part size gets its own entry.
@@ -43,15 +74,17 @@ starpu_codelet make_codelet(const char *name, starpu_cpu_func_t cpu, starpu_cuda
                             starpu_perfmodel *model,
                             std::initializer_list<starpu_data_access_mode> modes);
 
-// "cpu", "cuda" or "any".
-inline const char *where_name(Where where) {
-  return where == Where::cpu ? "cpu" : where == Where::cuda ? "cuda" : "any";
-}
+// "cpu", "cuda", "cuda1" (a pinned device) or "any": the plans' spelling.
+std::string where_name(Where where);
 
 // The STARPU_EXECUTE_WHERE argument of starpu_task_insert for `where`.
 inline unsigned long long where_mask(Where where) {
-  return static_cast<unsigned long long>(where);
+  return static_cast<unsigned long long>(kind_of(where));
 }
+
+// The StarPU worker that runs the tasks `where` pins to a CUDA device, or -1 when it pins none.
+// Throws std::runtime_error naming `op` and the device when StarPU has no worker for it.
+int pinned_worker(Where where, const char *op);
 
 // Tasks submitted through check_submit() since the program started (for tasks-per-step reports).
 uint64_t submitted_task_count();
@@ -64,13 +97,27 @@ void check_submit(int ret, const char *op);
 bool log_instead_of_submitting(const char *op, Where where);
 
 // Submits one task of `codelet`: `args` are starpu_task_insert's (access modes and handles,
-// STARPU_VALUE triples, ...); this adds the worker kinds `where`, the priority and the closing 0,
+// STARPU_VALUE triples, ...); this adds the worker kinds `where` (or the worker of the CUDA device
+// it pins), the priority and the closing 0,
 // and throws (check_submit) naming `op` when StarPU refuses the task.
 template <typename... Args>
 void insert_task(starpu_codelet &codelet, const char *op, Where where, int priority, Args... args) {
   if (log_instead_of_submitting(op, where)) return;
-  const int ret = starpu_task_insert(&codelet, args..., STARPU_EXECUTE_WHERE, where_mask(where),
-                                     STARPU_PRIORITY, priority, 0);
+  const int worker = pinned_worker(where, op);
+#ifdef STARPU_SIMGRID
+  starpu_task *task = worker < 0
+                          ? starpu_task_build(&codelet, args..., STARPU_EXECUTE_WHERE,
+                                              where_mask(where), STARPU_PRIORITY, priority, 0)
+                          : starpu_task_build(&codelet, args..., STARPU_EXECUTE_ON_WORKER, worker,
+                                              STARPU_PRIORITY, priority, 0);
+  check_simulated_task(task, op);
+  const int ret = starpu_task_submit(task);
+#else
+  const int ret = worker < 0 ? starpu_task_insert(&codelet, args..., STARPU_EXECUTE_WHERE,
+                                                  where_mask(where), STARPU_PRIORITY, priority, 0)
+                             : starpu_task_insert(&codelet, args..., STARPU_EXECUTE_ON_WORKER,
+                                                  worker, STARPU_PRIORITY, priority, 0);
+#endif
   check_submit(ret, op);
 }
 

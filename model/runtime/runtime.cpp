@@ -30,7 +30,7 @@ Runtime::Runtime(const RuntimeOptions &options) {
     conf.sched_policy_name = "dmdas";
     chose_scheduler_ = true;
   }
-  const int ret = starpu_init(&conf);
+  const int ret = starpu_initialize(&conf, options.argc, options.argv);
   if (ret == -ENODEV) throw std::runtime_error("StarPU found no worker to run tasks on");
   if (ret != 0)
     throw std::runtime_error("StarPU failed to start (error " + std::to_string(ret) + ")");

@@ -16,6 +16,10 @@ struct RuntimeOptions {
                             // STARPU_FXT_TRACE=1)
   std::string scheduler{};  // overrides STARPU_SCHED when set (the tests' choice of policy)
   int ncuda = -1;           // CUDA workers at most (-1: StarPU's choice, STARPU_NCUDA)
+  // The command line starpu_initialize reads (StarPU's SimGrid mode starts SimGrid from it when
+  // it did not start before main); null: starpu_init's none.
+  int *argc = nullptr;
+  char ***argv = nullptr;
 };
 
 class Runtime {

@@ -73,6 +73,55 @@ TEST(SplitPlan, ErrorsQuoteThePlanAndSayWhy) {
   EXPECT_NE(error_of("bogus", 6).find("split plan 'bogus'"), std::string::npos);
 }
 
+// cudaN names one CUDA device's worker, as a part's place or a whole layer's plan; describe()
+// writes it back the same way.
+TEST(SplitPlan, CudaDevicesByNumber) {
+  const MachineWorkers four_gpus{16, 4};
+  expect_parts(parse_split_plan("4@cuda0,4@cuda1,8@cuda3", 16, four_gpus),
+               {{4, cuda_device(0), 1}, {4, cuda_device(1), 1}, {8, cuda_device(3), 1}});
+  expect_parts(parse_split_plan("cuda2", 16, four_gpus), {{16, cuda_device(2), 1}});
+  const SplitPlan mixed = parse_split_plan("2@cpu/2,6@cuda1,8@cuda", 16, four_gpus);
+  EXPECT_EQ(mixed.describe(), "2@cpu/2,6@cuda1,8@cuda");
+  EXPECT_EQ(parse_split_plan(mixed.describe(), 16, four_gpus).describe(), mixed.describe());
+  // The device and the kind are read apart: a pinned part is still a CUDA part.
+  EXPECT_EQ(kind_of(cuda_device(5)), Where::cuda);
+  EXPECT_EQ(device_of(cuda_device(5)), 5);
+  EXPECT_EQ(device_of(Where::cuda), -1);
+  EXPECT_EQ(device_of(Where::cpu), -1);
+  EXPECT_EQ(where_mask(cuda_device(7)), (unsigned long long)STARPU_CUDA);
+  // A whole-network cudaN keeps every other op on that device too.
+  EXPECT_EQ(home_of(parse_network_plan("cuda1"), four_gpus), cuda_device(1));
+  EXPECT_EQ(home_of(parse_network_plan("cuda1"), {16, 0}), Where::cpu);
+  EXPECT_EQ(home_of(parse_network_plan("8@cuda0,8@cuda1"), four_gpus), Where::cuda);
+}
+
+TEST(SplitPlan, CudaDeviceErrorsNameTheDevice) {
+  const MachineWorkers two_gpus{16, 2};
+  std::string e = error_of("8@cuda0,8@cuda3", 16, two_gpus);
+  EXPECT_NE(e.find("CUDA device 3 (cuda3) but StarPU found 2 CUDA workers (cuda0 to cuda1)"),
+            std::string::npos)
+      << e;
+  e = error_of("cuda1", 16, {16, 1});
+  EXPECT_NE(e.find("CUDA device 1 (cuda1) but StarPU found 1 CUDA worker (cuda0)"),
+            std::string::npos)
+      << e;
+  e = error_of("16@cuda0", 16, {16, 0});
+  EXPECT_NE(e.find("needs a CUDA worker and StarPU found none"), std::string::npos) << e;
+  e = error_of("8@cuda8,8@cuda0", 16, two_gpus);
+  EXPECT_NE(e.find("'cuda8': StarPU handles CUDA devices 0 to 7"), std::string::npos) << e;
+  e = error_of("8@cuda99999999999,8@cuda0", 16, two_gpus);
+  EXPECT_NE(e.find("StarPU handles CUDA devices 0 to 7"), std::string::npos) << e;
+  e = error_of("8@cuda01,8@cuda0", 16, two_gpus);
+  EXPECT_NE(e.find("without leading zeros (cuda1)"), std::string::npos) << e;
+  for (const char *text : {"8@cudax,8@cuda0", "8@cuda-1,8@cuda0", "8@cuda1 ,8@cuda0",
+                           "8@CUDA1,8@cuda0", "8@cuda1.5,8@cuda0"}) {
+    e = error_of(text, 16, two_gpus);
+    EXPECT_NE(e.find("unknown worker kind"), std::string::npos) << text << ": " << e;
+    EXPECT_NE(e.find("cudaN for CUDA device N"), std::string::npos) << text << ": " << e;
+  }
+  EXPECT_NE(error_of("cuda7x", 16, two_gpus).find("split plan 'cuda7x'"), std::string::npos);
+}
+
 // Part sizes that would wrap int when summed (2147483647 + 2147483647 + 8 wrapped to 6 and passed
 // the check) are refused by size, and a sum of many parts is computed without wrapping.
 TEST(SplitPlan, HugeNumbersAreRefusedNotWrapped) {

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <stdexcept>
 #include <string>
 
 namespace starcnn {
@@ -20,8 +21,9 @@ const MachineWorkers kMachine{4, 1};  // as the plan sees it; StarPU itself runs
 
 // The worker kinds each op of one step (forward, loss, backward, update) was given.
 std::multimap<std::string, Where> step_tasks(const NetworkSpec &spec, const std::string &plan,
-                                             std::optional<NetworkPlacement> placement = {}) {
-  ParameterSet params(spec, parse_network_plan(plan), kMachine);
+                                             std::optional<NetworkPlacement> placement = {},
+                                             const MachineWorkers &machine = kMachine) {
+  ParameterSet params(spec, parse_network_plan(plan), machine);
   Network network(spec, params, 8, 8, GradientAccess::overwrite, placement);
   Tensor images({8, spec.input.c, spec.input.h, spec.input.w}, "images");
   Tensor labels({8}, "labels", ElementType::i32);
@@ -109,6 +111,55 @@ TEST_F(PlacementTest, ASampleSplitsCpuChainRunsEveryOpOnTheCpu) {
       EXPECT_EQ(where, Where::cpu) << op << " on " << where_name(where);
   }
   EXPECT_EQ(update_tasks(tasks), (std::map<Where, int>{{Where::cuda, 1}}));
+}
+
+// conv2 split over two GPUs: each part's conv and update tasks are pinned to its device, the merges
+// and every other op stay on any CUDA worker.
+TEST_F(PlacementTest, PartsOnNamedCudaDevicesArePinnedToThem) {
+  const auto tasks = step_tasks(spec_, "cuda;conv2=6@cuda0,10@cuda1", {}, MachineWorkers{4, 2});
+  std::map<std::string, int> pinned;  // "cuda1 conv2d_forward" -> tasks
+  for (const auto &[op, where] : tasks) {
+    const bool conv = op.rfind("conv2d_", 0) == 0, update = op.rfind("sgd", 0) == 0;
+    if (device_of(where) >= 0) {
+      EXPECT_TRUE(conv || update) << op << " pinned to " << where_name(where);
+      ++pinned[where_name(where) + " " + (conv ? op : "sgd")];
+    } else {
+      EXPECT_EQ(where, Where::cuda) << op << " on " << where_name(where);
+    }
+  }
+  // One forward, backward-filter and backward-data task per part (GPU parts are one task each),
+  // and the SGD updates of each part's weight and bias.
+  for (const char *device : {"cuda0", "cuda1"}) {
+    int convs = 0;
+    for (const auto &[key, count] : pinned)
+      if (key.rfind(std::string(device) + " conv2d_", 0) == 0) convs += count;
+    EXPECT_EQ(convs, 3) << device;
+    EXPECT_EQ(pinned[std::string(device) + " sgd"], 2) << device;
+  }
+  EXPECT_EQ(pinned.count("cuda2 sgd"), 0u);
+}
+
+TEST_F(PlacementTest, AWholeNetworkOnOneCudaDevicePinsEveryTask) {
+  const auto tasks = step_tasks(spec_, "cuda1", {}, MachineWorkers{4, 2});
+  ASSERT_GT(tasks.size(), 20u);
+  for (const auto &[op, where] : tasks)
+    EXPECT_EQ(where, cuda_device(1)) << op << " on " << where_name(where);
+}
+
+// Submitting for real: a task pinned to a CUDA device StarPU lacks is refused with an error
+// naming the op and the device, before StarPU sees it (this runtime has no CUDA worker).
+TEST_F(PlacementTest, APinnedTaskWithoutItsDeviceIsAClearError) {
+  try {
+    pinned_worker(cuda_device(3), "conv2d_forward");
+    FAIL() << "no error";
+  } catch (const std::runtime_error &e) {
+    EXPECT_NE(std::string(e.what()).find("conv2d_forward is pinned to CUDA device 3 (cuda3) but "
+                                         "StarPU has no worker for it (0 CUDA workers)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(pinned_worker(Where::cuda, "relu"), -1);
+  EXPECT_EQ(pinned_worker(Where::cpu, "relu"), -1);
 }
 
 TEST_F(PlacementTest, NoneLeavesEveryTaskToTheScheduler) {
