@@ -128,13 +128,13 @@ TEST_F(PlacementTest, PartsOnNamedCudaDevicesArePinnedToThem) {
     }
   }
   // One forward, backward-filter and backward-data task per part (GPU parts are one task each),
-  // and the SGD updates of each part's weight and bias.
+  // and one SGD task per device, updating its part's weight and bias together.
   for (const char *device : {"cuda0", "cuda1"}) {
     int convs = 0;
     for (const auto &[key, count] : pinned)
       if (key.rfind(std::string(device) + " conv2d_", 0) == 0) convs += count;
     EXPECT_EQ(convs, 3) << device;
-    EXPECT_EQ(pinned[std::string(device) + " sgd"], 2) << device;
+    EXPECT_EQ(pinned[std::string(device) + " sgd"], 1) << device;
   }
   EXPECT_EQ(pinned.count("cuda2 sgd"), 0u);
 }
