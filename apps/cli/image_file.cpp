@@ -1,6 +1,6 @@
 #include "apps/cli/image_file.h"
 
-#include "apps/cli/jpeg_huffman_check.h"
+#include "apps/cli/stb_input_check.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -124,8 +124,8 @@ std::vector<uint8_t> decode_with_stb(const std::vector<uint8_t> &bytes, const st
   if (bytes.size() > size_t(INT32_MAX)) fail(source, "the file is too large");
   const auto *data = reinterpret_cast<const stbi_uc *>(bytes.data());
   const int length = int(bytes.size());
-  const std::string jpeg_problem = jpeg_huffman_problem(bytes);
-  if (!jpeg_problem.empty()) fail(source, "corrupt JPEG: " + jpeg_problem);
+  const std::string problem = stb_input_problem(bytes);
+  if (!problem.empty()) fail(source, problem);
   int width = 0, height = 0, channels = 0;
   if (!stbi_info_from_memory(data, length, &width, &height, &channels))
     fail(source, std::string("not a PNG, JPEG, BMP, PGM or PPM image, or a corrupt one (") +

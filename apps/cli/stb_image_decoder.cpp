@@ -2,7 +2,7 @@
 // memory, with no side over 1 << 16 (image_file's size check comes first anyway). It is not our
 // code to warn about, and the fuzz build leaves it out of UBSan (its benign undefined behaviour,
 // such as memcpy from a null pointer of 0 bytes, would stop the fuzzer; AddressSanitizer still
-// watches it). Its one real out-of-bounds write is guarded in jpeg_huffman_check.
+// watches it). Inputs it mishandles are refused first by stb_input_check.
 #define STB_IMAGE_IMPLEMENTATION
 #define STBI_ONLY_PNG
 #define STBI_ONLY_JPEG

@@ -374,6 +374,17 @@ TEST(Png, CorruptFiles) {
   std::vector<uint8_t> garbage = good;
   for (size_t i = 60; i < garbage.size() - 12; ++i) garbage[i] = uint8_t(garbage[i] ^ 0x5a);
   expect_image_error([&] { decode_image(garbage, "z.png", {13, 11, 3}); }, {"z.png"});
+  // A chunk claiming 2 GiB: Debian's stb_image would grow its buffer to that before reading.
+  std::vector<uint8_t> claims = good;
+  const auto idat =
+      std::search(claims.begin(), claims.end(), std::begin("IDAT"), std::begin("IDAT") + 4);
+  ASSERT_NE(idat, claims.end());
+  std::fill(idat - 4, idat, uint8_t(0x7f));
+  expect_image_error(
+      [&] {
+        decode_image(claims, "big.png", {13, 11, 3});
+      },
+      {"big.png", "corrupt PNG", "chunk IDAT claims 2139062143 bytes"});
   const std::vector<uint8_t> signature_only(good.begin(), good.begin() + 8);
   expect_image_error(
       [&] {

@@ -1,4 +1,4 @@
-#include "apps/cli/jpeg_huffman_check.h"
+#include "apps/cli/stb_input_check.h"
 
 #include <algorithm>
 
@@ -25,8 +25,6 @@ std::string check_dht(const std::vector<uint8_t> &b, size_t begin, size_t end) {
   }
   return {};
 }
-
-}  // namespace
 
 std::string jpeg_huffman_problem(const std::vector<uint8_t> &b) {
   // stb_image takes fill bytes before SOI, and between segments scans past any bytes to the next
@@ -65,6 +63,35 @@ std::string jpeg_huffman_problem(const std::vector<uint8_t> &b) {
         ++p;
     }
   }
+  return {};
+}
+
+// Every chunk (length, type, data, CRC) must fit in what is left of the file, up to IEND.
+std::string png_chunk_problem(const std::vector<uint8_t> &b) {
+  static const uint8_t kSignature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+  if (b.size() < 8 || !std::equal(kSignature, kSignature + 8, b.begin())) return {};
+  size_t p = 8;
+  while (b.size() - p >= 8) {
+    const size_t length =
+        size_t(b[p]) << 24 | size_t(b[p + 1]) << 16 | size_t(b[p + 2]) << 8 | b[p + 3];
+    const std::string type(b.begin() + long(p + 4), b.begin() + long(p + 8));
+    if (length > b.size() - p - 8)
+      return "chunk " + type + " claims " + std::to_string(length) + " bytes, the file has " +
+             std::to_string(b.size() - p - 8) + " left";
+    if (type == "IEND") return {};
+    p += 8 + length + 4;  // the CRC may be missing at the very end: stb_image reports that
+    if (p > b.size()) return {};
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string stb_input_problem(const std::vector<uint8_t> &bytes) {
+  std::string problem = jpeg_huffman_problem(bytes);
+  if (!problem.empty()) return "corrupt JPEG: " + problem;
+  problem = png_chunk_problem(bytes);
+  if (!problem.empty()) return "corrupt PNG: " + problem;
   return {};
 }
 
