@@ -28,11 +28,11 @@ void check_size(size_t width, size_t height, const ImageShape &want, const std::
                      std::to_string(want.height) + " (no resizing is done)");
 }
 
-// --- PGM -----------------------------------------------------------------------------------
+// --- PGM and PPM (netpbm), read here: stb_image's 16-bit PPM path overflows its buffer ---------
 
-class PgmScanner {
+class PnmScanner {
  public:
-  PgmScanner(const std::vector<uint8_t> &bytes, const std::string &source)
+  PnmScanner(const std::vector<uint8_t> &bytes, const std::string &source)
       : bytes_(bytes), source_(source) {}
 
   // A decimal number after whitespace and '#' comments; `what` names it in errors.
@@ -48,7 +48,7 @@ class PgmScanner {
     }
     return value;
   }
-  // The single whitespace byte that ends a binary PGM's header.
+  // The single whitespace byte that ends a binary file's header.
   void header_end() {
     if (pos_ >= bytes_.size() || !is_space(bytes_[pos_]))
       fail(source_, "no whitespace after the header");
@@ -76,22 +76,26 @@ class PgmScanner {
   size_t pos_ = 2;  // after the magic
 };
 
-bool is_pgm(const std::vector<uint8_t> &bytes) {
-  return bytes.size() >= 2 && bytes[0] == 'P' && (bytes[1] == '5' || bytes[1] == '2');
+// P2/P5 (gray) and P3/P6 (RGB): the ASCII and binary forms.
+bool is_pnm(const std::vector<uint8_t> &bytes) {
+  return bytes.size() >= 2 && bytes[0] == 'P' &&
+         (bytes[1] == '2' || bytes[1] == '3' || bytes[1] == '5' || bytes[1] == '6');
 }
 
-// Gray pixels of a P5 or P2 file, in row order.
-std::vector<uint8_t> decode_pgm(const std::vector<uint8_t> &bytes, const std::string &source,
-                                const ImageShape &want) {
-  const bool binary = bytes[1] == '5';
-  PgmScanner scan(bytes, source);
+// The file's samples scaled to 0..255, interleaved, in row order: 1 channel (PGM) or 3 (PPM).
+std::vector<uint8_t> decode_pnm_samples(const std::vector<uint8_t> &bytes,
+                                        const std::string &source, const ImageShape &want,
+                                        size_t &channels) {
+  const bool binary = bytes[1] == '5' || bytes[1] == '6';
+  channels = bytes[1] == '3' || bytes[1] == '6' ? 3 : 1;
+  PnmScanner scan(bytes, source);
   const size_t width = scan.number("width"), height = scan.number("height");
   const unsigned long maxval = scan.number("maxval");
   check_size(width, height, want, source);
   if (maxval == 0 || maxval > 65535)
     fail(source, "maxval must be 1 to 65535, got " + std::to_string(maxval));
-  const size_t count = width * height;
-  std::vector<uint8_t> gray(count);
+  const size_t count = width * height * channels;
+  std::vector<uint8_t> samples(count);
   auto scaled = [&](unsigned long value) {
     if (value > maxval)
       fail(source,
@@ -108,11 +112,31 @@ std::vector<uint8_t> decode_pgm(const std::vector<uint8_t> &bytes, const std::st
                        std::to_string(count * sample));
     const uint8_t *p = bytes.data() + scan.pos();
     for (size_t i = 0; i < count; ++i)
-      gray[i] = scaled(sample == 1 ? p[i] : unsigned(p[2 * i]) << 8 | p[2 * i + 1]);
+      samples[i] = scaled(sample == 1 ? p[i] : unsigned(p[2 * i]) << 8 | p[2 * i + 1]);
   } else {
-    for (size_t i = 0; i < count; ++i) gray[i] = scaled(scan.number("pixel value"));
+    for (size_t i = 0; i < count; ++i) samples[i] = scaled(scan.number("pixel value"));
   }
-  return gray;
+  return samples;
+}
+
+// Interleaved pixels with want.channels channels: gray copied to RGB, RGB to gray as rounded
+// ITU-R 601 luma (what stb_image does for the other formats, within one level).
+std::vector<uint8_t> decode_pnm(const std::vector<uint8_t> &bytes, const std::string &source,
+                                const ImageShape &want) {
+  size_t channels = 0;
+  const std::vector<uint8_t> samples = decode_pnm_samples(bytes, source, want, channels);
+  if (channels == want.channels) return samples;
+  const size_t pixels = samples.size() / channels;
+  std::vector<uint8_t> out(pixels * want.channels);
+  for (size_t i = 0; i < pixels; ++i) {
+    if (channels == 1) {
+      for (size_t c = 0; c < want.channels; ++c) out[i * want.channels + c] = samples[i];
+    } else {
+      const uint8_t *rgb = &samples[3 * i];
+      out[i] = uint8_t((299u * rgb[0] + 587u * rgb[1] + 114u * rgb[2] + 500u) / 1000u);
+    }
+  }
+  return out;
 }
 
 // --- everything else: stb_image ------------------------------------------------------------
@@ -149,13 +173,8 @@ Image decode_image(const std::vector<uint8_t> &bytes, const std::string &source,
   if (bytes.empty()) fail(source, "the file is empty");
   Image image{want.width, want.height, want.channels, {}};
   const size_t plane = want.width * want.height;
-  if (is_pgm(bytes)) {
-    const std::vector<uint8_t> gray = decode_pgm(bytes, source, want);
-    for (size_t c = 0; c < want.channels; ++c)
-      image.pixels.insert(image.pixels.end(), gray.begin(), gray.end());
-    return image;
-  }
-  const std::vector<uint8_t> interleaved = decode_with_stb(bytes, source, want);
+  const std::vector<uint8_t> interleaved =
+      is_pnm(bytes) ? decode_pnm(bytes, source, want) : decode_with_stb(bytes, source, want);
   image.pixels.resize(interleaved.size());
   for (size_t i = 0; i < plane; ++i)
     for (size_t c = 0; c < want.channels; ++c)

@@ -1,4 +1,5 @@
-// stb_image from libstb-dev, compiled in a file of its own: only the formats infer reads, from
+// stb_image from libstb-dev, compiled in a file of its own: only the formats infer reads through it
+// (PNG, JPEG, BMP; netpbm files are read by image_file.cpp), from
 // memory, with no side over 1 << 16 (image_file's size check comes first anyway). It is not our
 // code to warn about, and the fuzz build leaves it out of UBSan (its benign undefined behaviour,
 // such as memcpy from a null pointer of 0 bytes, would stop the fuzzer; AddressSanitizer still
@@ -7,7 +8,6 @@
 #define STBI_ONLY_PNG
 #define STBI_ONLY_JPEG
 #define STBI_ONLY_BMP
-#define STBI_ONLY_PNM
 #define STBI_NO_STDIO
 #define STBI_NO_LINEAR
 #define STBI_MAX_DIMENSIONS (1 << 16)

@@ -132,6 +132,72 @@ TEST(Pgm, CorruptFiles) {
   }
 }
 
+// --- PPM: random RGB images in the four netpbm forms, against the samples written ------------
+
+// A P6 (binary) or P3 (ASCII) file of `rgb` (interleaved, width x height) at maxval 255 or 65535
+// (16-bit samples are the 8-bit value times 257, big-endian, so they scale back exactly).
+std::vector<uint8_t> ppm_file(const std::vector<uint8_t> &rgb, size_t width, size_t height,
+                              bool binary, bool sixteen_bit) {
+  std::string header = std::string(binary ? "P6" : "P3") + "\n# test\n" + std::to_string(width) +
+                       " " + std::to_string(height) + "\n" + (sixteen_bit ? "65535" : "255") + "\n";
+  std::vector<uint8_t> file = bytes_of(header);
+  for (uint8_t v : rgb) {
+    const unsigned value = sixteen_bit ? v * 257u : v;
+    if (!binary) {
+      const std::string text = std::to_string(value) + " ";
+      file.insert(file.end(), text.begin(), text.end());
+    } else if (sixteen_bit) {
+      file.insert(file.end(), {uint8_t(value >> 8), uint8_t(value & 0xff)});
+    } else {
+      file.push_back(uint8_t(value));
+    }
+  }
+  return file;
+}
+
+TEST(Ppm, EveryFormToRgbExactlyAndToGrayAsLuma) {
+  const size_t width = 5, height = 3;
+  uint32_t seed = 40;
+  for (bool binary : {true, false})
+    for (bool sixteen_bit : {false, true}) {
+      SCOPED_TRACE(std::string(binary ? "P6" : "P3") + (sixteen_bit ? " 16-bit" : " 8-bit"));
+      const std::vector<uint8_t> rgb = random_pixels(width * height * 3, seed++);
+      const std::vector<uint8_t> file = ppm_file(rgb, width, height, binary, sixteen_bit);
+      const Image colour = decode_image(file, "a.ppm", {width, height, 3});
+      const Image gray = decode_image(file, "a.ppm", {width, height, 1});
+      ASSERT_EQ(colour.pixels.size(), rgb.size());
+      ASSERT_EQ(gray.pixels.size(), width * height);
+      const size_t plane = width * height;
+      for (size_t i = 0; i < plane; ++i) {
+        for (size_t c = 0; c < 3; ++c)
+          ASSERT_EQ(colour.pixels[c * plane + i], rgb[3 * i + c]) << "pixel " << i;
+        const double luma = 0.299 * rgb[3 * i] + 0.587 * rgb[3 * i + 1] + 0.114 * rgb[3 * i + 2];
+        ASSERT_NEAR(gray.pixels[i], luma, 1.0) << "pixel " << i;
+      }
+    }
+}
+
+TEST(Ppm, CorruptFiles) {
+  // Found by fuzz_image: a 16-bit P6 file whose pixels are missing (stb_image overran its buffer).
+  std::string short_sixteen_bit = "P6 28 28 6028\n";
+  short_sixteen_bit.resize(short_sixteen_bit.size() + 28 * 28 * 3);
+  expect_image_error(
+      [&] {
+        decode_image(bytes_of(short_sixteen_bit), "bad.ppm", {28, 28, 1});
+      },
+      {"bad.ppm", "truncated", std::to_string(28 * 28 * 3 * 2)});
+  expect_image_error(
+      [&] {
+        decode_image(bytes_of("P3 1 1 255 1 2 300"), "bad.ppm", {1, 1, 3});
+      },
+      {"bad.ppm", "300 exceeds maxval 255"});
+  expect_image_error(
+      [&] {
+        decode_image(bytes_of("P3 1 1 255 1 2"), "bad.ppm", {1, 1, 3});
+      },
+      {"bad.ppm", "truncated", "pixel value"});
+}
+
 // --- PNG files written here, from the PNG specification ---------------------------------------
 
 // Samples per pixel of each PNG colour type (0 gray, 2 RGB, 3 palette index, 4 gray+alpha, 6 RGBA).
