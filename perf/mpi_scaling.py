@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Data-parallel scaling: runs `train` for a few steps on 1, 2 and 4 ranks (mpirun on this
 machine, ranks sharing its cores) and reports images/s and the bytes moved between ranks per
-step, as JSON lines and a Markdown table.
+step, as JSON lines (stdout, and OUT.jsonl) and a Markdown table (stderr, and OUT.md).
 
     python3 perf/mpi_scaling.py --train build/apps/train --out perf/results/DIR/mpi_scaling \\
         [--networks lenet,wide] [--ranks 1,2,4] [--ncpu-per-rank 1] [--steps lenet=60,wide=6] \\
@@ -79,7 +79,7 @@ def main():
     for network in args.networks.split(","):
         for ranks in (int(r) for r in args.ranks.split(",")):
             rows.append(run(args, network, ranks, int(steps.get(network, 20))))
-            print(json.dumps(rows[-1]), file=sys.stderr)
+            print(json.dumps(rows[-1]), flush=True)
     with open(args.out + ".jsonl", "w") as f:
         for row in rows:
             f.write(json.dumps(row) + "\n")
@@ -93,7 +93,7 @@ def main():
                      f"{r['steps']} | {r['images_per_s']:.0f} | {r['bytes_per_step']:.0f} |")
     with open(args.out + ".md", "w") as f:
         f.write("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    print("\n".join(lines), file=sys.stderr)
 
 
 if __name__ == "__main__":
