@@ -30,15 +30,6 @@ Runtime::Runtime(const RuntimeOptions &options) {
     conf.sched_policy_name = "dmdas";
     chose_scheduler_ = true;
   }
-  // StarPU gives a CPU worker to every core but one per GPU, and its 1.3 drivers never sleep: idle
-  // CPU workers poll their queues, so the thread that submits the tasks time-shares a core with
-  // one of them and a GPU-bound step waits on it. With a GPU, that thread keeps a core for itself
-  // (STARPU_NCPU, or STARPU_RESERVE_NCPU=0, says otherwise).
-  if (cuda_devices_for_starpu() > 0 && options.ncuda != 0 && !std::getenv("STARPU_NCPU") &&
-      !std::getenv("STARPU_NCPUS") && !std::getenv("STARPU_RESERVE_NCPU")) {
-    conf.reserve_ncpus = 1;
-    reserved_core_ = true;
-  }
   const int ret = starpu_initialize(&conf, options.argc, options.argv);
   if (ret == -ENODEV) throw std::runtime_error("StarPU found no worker to run tasks on");
   if (ret != 0)
@@ -81,7 +72,6 @@ std::string Runtime::describe_workers() const {
     }
     out += " (" + names + ")";
   }
-  if (reserved_core_) out += ", a core left to the submitting thread";
   return out;
 }
 

@@ -1,7 +1,6 @@
 // StarPU for a program's lifetime: starts it (honouring STARPU_SCHED, STARPU_NCPU, STARPU_NCUDA and
 // the other STARPU_* variables; without STARPU_SCHED, dmdas where there is a GPU and StarPU's
-// default elsewhere; with a GPU and no STARPU_NCPU, one core left to the submitting thread), the
-// codelets' per-worker resources, and says what it found.
+// default elsewhere), the codelets' per-worker resources, and says what it found.
 #pragma once
 
 #include "partition/split_plan.h"
@@ -38,12 +37,11 @@ class Runtime {
   // "dmda" or "dmdas (starcnn's choice with a GPU; STARPU_SCHED picks another)"
   std::string describe_scheduler() const;
   MachineWorkers workers() const;
-  // "2 CPU workers, 1 CUDA worker (NVIDIA H200)[, a core left to the submitting thread]"
+  // "2 CPU workers, 1 CUDA worker (NVIDIA H200)"
   std::string describe_workers() const;
 
  private:
   bool chose_scheduler_ = false;
-  bool reserved_core_ = false;
 };
 
 }  // namespace starcnn
