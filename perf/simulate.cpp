@@ -36,11 +36,51 @@ namespace starcnn {
 namespace {
 
 struct Options {
-  std::string models, host, network = "lenet", plan = "cuda", sched, keep_home;
+  std::string models, host, network = "lenet", plan = "cuda", sched, keep_home, overheads;
   long gpus = 1, cpus = 0, batch = 64;
-  bool estimate = false;
+  bool estimate = false, no_overheads = false;
   TimingOptions timing;
 };
+
+// StarPU's cost per task measured on the calibrated machine: task_overhead's JSON line.
+struct Overheads {
+  std::string file;  // empty: none charged
+  double submit_us = 0, cpu_us = 0, cuda_us = 0;
+};
+
+// --overheads FILE, else MODELS/task_overhead.json where it exists, else none.
+Overheads read_overheads(const Options &o) {
+  Overheads result;
+  if (o.no_overheads) return result;
+  std::string path = o.overheads;
+  if (path.empty()) {
+    path = (std::filesystem::path(o.models) / "task_overhead.json").string();
+    if (!std::filesystem::exists(path)) return result;
+  }
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line))
+    throw UsageError("--overheads: cannot read " + path + " (task_overhead's JSON line)");
+  try {
+    const json::Value value = json::parse(line);
+    const auto number = [&](const char *key, bool required) {
+      const json::Value *field = value.find(key);
+      if (!field) {
+        if (required) throw json::ParseError(std::string("no \"") + key + "\" field");
+        return 0.0;
+      }
+      return json::to_double(*field, key);
+    };
+    result.submit_us = number("submit_us", true);
+    result.cpu_us = number("cpu_chain_us", true);
+    result.cuda_us = number("cuda_chain_us", false);
+  } catch (const std::exception &e) {
+    throw UsageError("--overheads: " + path + " is not task_overhead's JSON line (" + e.what() +
+                     ")");
+  }
+  result.file = path;
+  return result;
+}
 
 // The CPU cores of the calibrated machine (HOST.config), or 0 when it does not say.
 long calibrated_cores(const std::string &home, const std::string &host) {
@@ -79,6 +119,7 @@ int run(Options o) {
   if (spec.input.c != 3) spec = with_input_channels(spec, 3);  // train_benchmark's 3x32x32 data
   const std::string host =
       usage_errors_of("--models", [&] { return calibrated_host(o.models, o.host); });
+  const Overheads overheads = read_overheads(o);
   if (o.cpus == 0) o.cpus = std::max(1L, calibrated_cores(o.models, host) - o.gpus);
   SimulatedMachine machine;
   machine.gpus = int(o.gpus);
@@ -128,6 +169,11 @@ int run(Options o) {
       estimate_missing_shapes_of(zero_fill_codelet);
       estimate_missing_shapes_of(add_into_codelet);
     }
+    if (!overheads.file.empty()) {
+      charge_task_overheads({overheads.submit_us, overheads.cpu_us, overheads.cuda_us});
+      charge_task_overheads_of(zero_fill_codelet);
+      charge_task_overheads_of(add_into_codelet);
+    }
 #endif
     t = usage_errors_of("--plan", [&] {
       return time_training(spec, data, size_t(o.batch), o.plan, workers, o.timing);
@@ -155,6 +201,10 @@ int run(Options o) {
       .integer("cpu_workers", workers.cpu)
       .integer("cuda_workers", workers.cuda)
       .integer("micro_batches", t.micro_batches)
+      .string("overheads", overheads.file)
+      .fixed("submit_us", overheads.submit_us, 3)
+      .fixed("cpu_task_us", overheads.cpu_us, 3)
+      .fixed("cuda_task_us", overheads.cuda_us, 3)
       .fixed("step_ms", t.step_ms, 4)
       .fixed("step_ms_mean", t.mean_ms, 4)
       .fixed("step_ms_min", t.min_ms, 4)
@@ -214,6 +264,15 @@ int main(int argc, char **argv) {
                   "estimate the times of task shapes the perf models lack from the entries of "
                   "nearest data size (listed in the output), instead of stopping on the first",
                   &o.estimate);
+    args.add("overheads", "FILE",
+             "StarPU's cost per task on the calibrated machine, perf/task_overhead's JSON line, "
+             "charged on top of the perf models' times (default: DIR/task_overhead.json of "
+             "--models where it exists)",
+             &o.overheads);
+    args.add_flag("no-overheads",
+                  "charge the perf models' times alone (StarPU's cost per task "
+                  "left out)",
+                  &o.no_overheads);
     args.add("warmup", "N", "untimed steps first (whole rounds)", &o.timing.warmup, 1, 100000);
     args.add("steps", "N", "timed steps, rounded up to whole rounds", &o.timing.steps, 1, 1000000);
     args.add("round", "N", "steps per timed round (the host waits at the end of each)",

@@ -112,6 +112,7 @@ void insert_task(starpu_codelet &codelet, const char *op, Where where, int prior
                                               STARPU_PRIORITY, priority, 0);
   check_simulated_task(task, op);
   const int ret = starpu_task_submit(task);
+  charge_submit_cost();
 #else
   const int ret = worker < 0 ? starpu_task_insert(&codelet, args..., STARPU_EXECUTE_WHERE,
                                                   where_mask(where), STARPU_PRIORITY, priority, 0)

@@ -16,6 +16,8 @@ namespace {
 // No lock: under SimGrid, StarPU's threads are SimGrid actors that run one at a time, and a real
 // mutex held across a StarPU call that yields to another actor would stall the simulation.
 bool estimates_on = false;
+bool overheads_on = false;
+TaskOverheads overheads;
 std::map<std::string, starpu_perfmodel *> histories;  // by symbol; null: no history file
 std::set<std::string> estimated;
 
@@ -53,6 +55,8 @@ starpu_perfmodel *history_of(const char *symbol) {
 // data size from its other entries (see estimate_missing_shapes_of); NaN without any entry.
 double history_time(const char *symbol, starpu_perfmodel_arch *arch, unsigned nimpl,
                     uint32_t footprint, size_t size, bool *estimated_it) {
+  // Without estimates only the task's own entry counts (check_simulated_task names a missing one).
+  const bool may_estimate = estimates_on;
   starpu_perfmodel *history = history_of(symbol);
   starpu_perfmodel_per_arch *per_arch =
       history ? starpu_perfmodel_get_model_per_arch(history, arch, nimpl) : nullptr;
@@ -63,6 +67,7 @@ double history_time(const char *symbol, starpu_perfmodel_arch *arch, unsigned ni
     const starpu_perfmodel_history_entry *e = l->entry;
     if (!e || e->nsample == 0 || !std::isfinite(e->mean)) continue;
     if (e->footprint == footprint) return e->mean;
+    if (!may_estimate) continue;
     if (e->size <= size && (!below || e->size > below->size)) {
       if (below && below->size < e->size) next = below;
       below = e;
@@ -102,6 +107,8 @@ double estimate_cost(starpu_task *task, starpu_perfmodel_arch *arch, unsigned ni
   if (estimated_it && !std::isnan(us))
     estimated.insert(std::string(symbol) + " on " + kind_name(arch) + ", " + std::to_string(size) +
                      " bytes" + how);
+  if (overheads_on && !std::isnan(us))
+    us += arch->devices[0].type == STARPU_CUDA_WORKER ? overheads.cuda_us : overheads.cpu_us;
   return us;
 }
 
@@ -109,6 +116,21 @@ double estimate_cost(starpu_task *task, starpu_perfmodel_arch *arch, unsigned ni
 
 void estimate_missing_shapes() {
   estimates_on = true;
+}
+
+void charge_task_overheads(const TaskOverheads &measured) {
+  overheads = measured;
+  overheads_on = true;
+}
+
+void charge_task_overheads_of(starpu_codelet &codelet) {
+  estimate_missing_shapes_of(codelet);
+}
+
+void charge_submit_cost() {
+  constexpr double starpu_own_us = 1;  // STARPU_SIMGRID_TASK_SUBMIT_COST's sleep
+  if (overheads_on && overheads.submit_us > starpu_own_us)
+    starpu_sleep(float((overheads.submit_us - starpu_own_us) * 1e-6));
 }
 
 void estimate_missing_shapes_of(starpu_codelet &codelet) {
@@ -125,7 +147,7 @@ std::vector<std::string> estimated_shapes() {
 void check_simulated_task(starpu_task *task, const char *op) {
   bool estimates = false;
   { estimates = estimates_on; }
-  if (estimates) estimate_missing_shapes_of(*task->cl);
+  if (estimates || overheads_on) estimate_missing_shapes_of(*task->cl);
   bool checked[STARPU_NARCH] = {};
   const unsigned workers = starpu_worker_get_count();
   for (unsigned w = 0; w < workers; ++w) {

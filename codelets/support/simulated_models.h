@@ -34,6 +34,20 @@ void estimate_missing_shapes_of(starpu_codelet &codelet);
 // N bytes" lines.
 std::vector<std::string> estimated_shapes();
 
+// StarPU's own cost per task on the calibrated machine (perf/task_overhead), which the perf models
+// leave out (they time a codelet's function alone): each task is charged its kind of worker's
+// cost on top of its model's time, and the submitting thread `submit_us` per task (StarPU's
+// simulation charges 1 us itself, taken off). Call after starpu_init and before the first task;
+// codelets are switched as by estimate_missing_shapes, StarPU's own (reductions) must be given to
+// charge_task_overheads_of.
+struct TaskOverheads {
+  double submit_us = 0, cpu_us = 0, cuda_us = 0;
+};
+void charge_task_overheads(const TaskOverheads &overheads);
+void charge_task_overheads_of(starpu_codelet &codelet);
+// The submitting thread's cost of one task (called after each submission).
+void charge_submit_cost();
+
 }  // namespace starcnn
 
 #endif
