@@ -33,9 +33,10 @@ void empty_task(void *[], void *) {}
 starpu_perfmodel overhead_model = history_model("starcnn_task_overhead");
 // The same function on each kind of worker, each codelet runnable on one kind only; the buffers
 // are given at each insert (the held handle, then the task's own).
-starpu_codelet cpu_codelet = make_codelet("task_overhead", empty_task, nullptr, &overhead_model, {});
-starpu_codelet cuda_codelet = make_codelet("task_overhead", nullptr, empty_task, &overhead_model,
-                                           {});
+starpu_codelet cpu_codelet =
+    make_codelet("task_overhead", empty_task, nullptr, &overhead_model, {});
+starpu_codelet cuda_codelet =
+    make_codelet("task_overhead", nullptr, empty_task, &overhead_model, {});
 
 // Microseconds per task of one empty task per handle, each waiting for `gate` (held meanwhile).
 double submit_us(starpu_codelet *cl, starpu_data_handle_t gate,
@@ -85,8 +86,7 @@ int run(const Options &o) {
   for (long round = 0; round <= o.rounds; ++round) {
     const double submit_time = submit_us(&cpu_codelet, gate, handles);
     const double cpu_time = chain_us(&cpu_codelet, gate, chain, o.tasks);
-    const double cuda_time =
-        workers.cuda > 0 ? chain_us(&cuda_codelet, gate, chain, o.tasks) : 0.0;
+    const double cuda_time = workers.cuda > 0 ? chain_us(&cuda_codelet, gate, chain, o.tasks) : 0.0;
     if (round == 0) continue;
     submit_times.push_back(submit_time);
     cpu_times.push_back(cpu_time);
@@ -132,8 +132,8 @@ int main(int argc, char **argv) {
         "out; perf/simulate --overheads charges them. STARPU_SCHED picks the scheduler (default:\n"
         "train's choice). One JSON line on stdout, a table on stderr.");
     args.add("tasks", "N", "tasks per measurement", &o.tasks, 10, 1000000);
-    args.add("rounds", "N", "timed rounds (the median is reported), after one untimed",
-             &o.rounds, 1, 1000);
+    args.add("rounds", "N", "timed rounds (the median is reported), after one untimed", &o.rounds,
+             1, 1000);
     if (!args.parse(argc, argv)) return 0;
     return run(o);
   });
