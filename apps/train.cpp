@@ -408,7 +408,11 @@ int train_network(const Options &o, const NetworkSpec &spec, const Dataset &trai
     for (const std::string &line : describe(*search)) std::printf("%s\n", line.c_str());
     plans = parse_network_plan(search->plan);
   }
-  apply_plan(plans, workers, o.micro_batches, config);
+  // The search's micro-batches (one per GPU, where that won) unless the user gave a count.
+  const long micro_batches = search && search->micro_batches > 0 && o.micro_batches == 0
+                                 ? search->micro_batches
+                                 : o.micro_batches;
+  apply_plan(plans, workers, micro_batches, config);
   const MicroBatchShare share = micro_batch_share(workers, shard.size, config.micro_batches);
   std::optional<AutoPlanning> planning;
   if (uses_auto_plan(spec, plans)) {

@@ -33,8 +33,36 @@ starpu_codelet zero_fill_codelet = STARCNN_KERNEL_CODELET(
 starpu_codelet add_into_codelet = STARCNN_KERNEL_CODELET(
     "add_into", add_into_cpu, add_into_cuda, add_into_args, &add_into_model, {STARPU_RW, STARPU_R});
 
-void set_sum_reduction(starpu_data_handle_t handle) {
-  starpu_data_set_reduction_methods(handle, &add_into_codelet, &zero_fill_codelet);
+namespace {
+
+// The same codelet runnable on one kind of worker only.
+starpu_codelet only_on(starpu_codelet codelet, Where kind) {
+  codelet.where = uint32_t(where_mask(kind));
+  return codelet;
+}
+
+starpu_codelet zero_fill_on_cpu = only_on(zero_fill_codelet, Where::cpu);
+starpu_codelet add_into_on_cpu = only_on(add_into_codelet, Where::cpu);
+starpu_codelet zero_fill_on_cuda = only_on(zero_fill_codelet, Where::cuda);
+starpu_codelet add_into_on_cuda = only_on(add_into_codelet, Where::cuda);
+
+}  // namespace
+
+void set_sum_reduction(starpu_data_handle_t handle, Where where) {
+  // StarPU submits the reduction's tasks itself: without a kind given, the scheduler may run a
+  // CPU-side sum on the GPU and drag every private copy across the bus.
+  const Where kind = kind_of(where);
+  if (kind == Where::cpu)
+    starpu_data_set_reduction_methods(handle, &add_into_on_cpu, &zero_fill_on_cpu);
+  else if (kind == Where::cuda)
+    starpu_data_set_reduction_methods(handle, &add_into_on_cuda, &zero_fill_on_cuda);
+  else
+    starpu_data_set_reduction_methods(handle, &add_into_codelet, &zero_fill_codelet);
+}
+
+std::vector<starpu_codelet *> sum_reduction_codelets() {
+  return {&zero_fill_codelet, &add_into_codelet,  &zero_fill_on_cpu,
+          &add_into_on_cpu,   &zero_fill_on_cuda, &add_into_on_cuda};
 }
 
 void submit_zero_fill(starpu_data_handle_t x, Where where, int priority) {

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #ifdef STARCNN_USE_CUDA
 #include <cuda_runtime.h>
@@ -36,10 +37,13 @@ extern starpu_codelet zero_fill_codelet;  // one W buffer
 extern starpu_codelet add_into_codelet;   // RW dst, R src
 
 // Makes STARPU_REDUX on `handle` a sum: each worker's private copy starts at zero and copies are
-// added together. Call once after registering (or partitioning) the handle. The sum includes the
+// added together, by tasks StarPU submits on the workers of `where`'s kind (any: the scheduler
+// picks). Call once after registering (or partitioning) the handle. The sum includes the
 // handle's value before the REDUX tasks unless it was invalidated (starpu_data_invalidate_submit)
 // or zeroed (submit_zero_fill) first.
-void set_sum_reduction(starpu_data_handle_t handle);
+void set_sum_reduction(starpu_data_handle_t handle, Where where = Where::any);
+// Every codelet set_sum_reduction installs (StarPU submits their tasks, not insert_task).
+std::vector<starpu_codelet *> sum_reduction_codelets();
 
 // Sets every element of `x` to zero (STARPU_W), e.g. before a STARPU_REDUX sum or after the host
 // has read one.

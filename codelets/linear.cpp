@@ -160,10 +160,6 @@ void submit_linear_backward_weights(starpu_data_handle_t x, starpu_data_handle_t
   check_length(dy, size_t(shape.n) * shape.out, "dy");
   check_length(dw, size_t(shape.out) * shape.in, "dw");
   check_length(db, shape.out, "db");
-  if (access == GradientAccess::accumulate) {
-    set_sum_reduction(dw);
-    set_sum_reduction(db);
-  }
   // Under REDUX each task writes into a zeroed private copy, so it accumulates.
   const WeightsArgs args{shape, access};
   const starpu_data_access_mode out_mode = gradient_access_mode(access);

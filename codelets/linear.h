@@ -57,9 +57,10 @@ void submit_linear_forward(starpu_data_handle_t x, starpu_data_handle_t w, starp
 void submit_linear_backward_data(starpu_data_handle_t w, starpu_data_handle_t dy,
                                  starpu_data_handle_t dx, const LinearShape &shape,
                                  Where where = Where::any, int priority = 0);
-// Handles: x (R), dy (R), dw and db (W, or REDUX with GradientAccess::accumulate: the submit then
-// calls set_sum_reduction() on dw and db; their value before the first accumulating task is part
-// of the sum, so zero them first with submit_zero_fill).
+// Handles: x (R), dy (R), dw and db (W, or REDUX with GradientAccess::accumulate: dw and db need
+// set_sum_reduction() from codelets/accumulate.h, once, where the caller wants them summed; their
+// value before the first accumulating task is part of the sum, so zero them first with
+// submit_zero_fill).
 void submit_linear_backward_weights(starpu_data_handle_t x, starpu_data_handle_t dy,
                                     starpu_data_handle_t dw, starpu_data_handle_t db,
                                     const LinearShape &shape,

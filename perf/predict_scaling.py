@@ -5,6 +5,9 @@ ways of spreading a step over the GPUs:
            scheduler places each micro-batch's chain, gradients summed by StarPU reductions)
   filters  every convolution's filters cut into one part per GPU, each pinned to its device
            (conv1=F@cuda0,F@cuda1,...); the other ops on any GPU
+  auto     train's measured search run on the simulated machine (--plan auto): the GPUs alone,
+           the batch and the filters across them, the CPU, and CPU+GPU splits; its pick's step
+           (with --auto; each search simulates every candidate for a few steps)
 Writes predictions.jsonl (simulate's lines, with the mode), predictions.md and scaling.png.
 
   python3 perf/predict_scaling.py --simulate build-sim/perf/simulate --models perf/models/h200 \
@@ -58,7 +61,7 @@ def plot(rows, path):
     nets = sorted({(r["network"], r["batch"]) for r in rows})
     fig, axes = plt.subplots(1, len(nets), figsize=(4 * len(nets), 3.6), squeeze=False)
     for ax, (network, batch) in zip(axes[0], nets):
-        for mode, marker in (("samples", "o"), ("filters", "s")):
+        for mode, marker in (("samples", "o"), ("filters", "s"), ("auto", "^")):
             points = sorted((r["gpus"], r["images_per_s"]) for r in rows
                             if r["network"] == network and r["batch"] == batch
                             and r["mode"] == mode and r.get("images_per_s"))
@@ -94,6 +97,8 @@ def main():
     p.add_argument("--gpus", default="1,2,4,8")
     p.add_argument("--sim-args", default="--warmup 5 --steps 5 --estimate")
     p.add_argument("--timeout", type=int, default=300, help="seconds per simulation at most")
+    p.add_argument("--auto", action="store_true",
+                   help="also simulate train's measured auto search on each machine")
     a = p.parse_args()
     os.makedirs(a.out, exist_ok=True)
     rows, lines = [], []
@@ -101,13 +106,17 @@ def main():
         for batch in [int(b) for b in a.batches.split(",")]:
             for gpus in [int(g) for g in a.gpus.split(",")]:
                 modes = [("samples", "cuda", gpus), ("filters", filter_plan(network, gpus), 1)]
-                for mode, plan, micro in modes if gpus > 1 else modes[:1]:
+                modes = modes if gpus > 1 else modes[:1]
+                if a.auto:
+                    modes.append(("auto", "auto", 0))
+                for mode, plan, micro in modes:
                     args = ["--models", a.models, "--network", network, "--batch", str(batch),
                             "--gpus", str(gpus), "--plan", plan, "--micro-batches", str(micro)]
                     command, sim, error = simulate(a.simulate, args + a.sim_args.split(),
                                                    a.timeout)
-                    row = dict(sim or {}, mode=mode if gpus > 1 else "single GPU",
-                               network=network, batch=batch, gpus=gpus, plan=plan,
+                    row = dict(sim or {}, mode=mode if gpus > 1 or mode == "auto" else "single GPU",
+                               network=network, batch=batch, gpus=gpus,
+                               plan=(sim or {}).get("plan", plan) if mode == "auto" else plan,
                                command=" ".join(command), error=error)
                     rows.append(row)
                     lines.append(json.dumps(row))
@@ -119,15 +128,19 @@ def main():
         r["mode"] = "samples"
     write_atomically(os.path.join(a.out, "predictions.jsonl"), "\n".join(lines) + "\n")
     table = ["| network | batch | GPUs | spread | predicted step ms | images/s | "
-             "estimated shapes |", "|---|---|---|---|---|---|---|"]
+             "estimated shapes | auto's pick |", "|---|---|---|---|---|---|---|---|"]
     for r in sorted(rows, key=lambda r: (r["network"], r["batch"], r["mode"], r["gpus"])):
         if r.get("step_ms") is None:
             table.append(f"| {r['network']} | {r['batch']} | {r['gpus']} | {r['mode']} | "
-                         f"- | - | {r['error']} |")
+                         f"- | - | {r['error']} | |")
         else:
+            pick = ""
+            if r["mode"] == "auto":
+                pick = f"`{r['plan']}`" + (f" ({r['micro_batches']} micro-batches)"
+                                           if r.get("micro_batches", 1) > 1 else "")
             table.append(f"| {r['network']} | {r['batch']} | {r['gpus']} | {r['mode']} | "
                          f"{r['step_ms']:.3f} | {r['images_per_s']:.0f} | "
-                         f"{len(r['estimated_shapes'])} |")
+                         f"{len(r['estimated_shapes'])} | {pick} |")
     write_atomically(os.path.join(a.out, "predictions.md"), "\n".join(table) + "\n")
     print("\n".join(table))
     plot([r for r in rows if r.get("step_ms") is not None], os.path.join(a.out, "scaling.png"))

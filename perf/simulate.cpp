@@ -24,6 +24,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -113,8 +114,6 @@ int run(Options o) {
       "and run build-sim/perf/simulate");
 #endif
   if (o.models.empty()) throw UsageError("--models DIR is required (a calibrated STARPU_HOME)");
-  if (is_measured_auto(parse_network_plan(o.plan)))
-    throw UsageError("--plan auto measures candidates on the machine itself: give a plan");
   NetworkSpec spec = usage_errors_of("--network", [&] { return load_network(o.network); });
   if (spec.input.c != 3) spec = with_input_channels(spec, 3);  // train_benchmark's 3x32x32 data
   const std::string host =
@@ -152,6 +151,7 @@ int run(Options o) {
   const Dataset data =
       random_dataset(spec, size_t(o.batch) * size_t(o.timing.round), uint64_t(o.timing.seed));
   TrainTiming t;
+  std::optional<PlanSearch> search;  // --plan auto
   std::string scheduler;
   MachineWorkers workers;
   {
@@ -166,17 +166,31 @@ int run(Options o) {
     if (o.estimate) {
       estimate_missing_shapes();
       // StarPU submits the gradient reductions' tasks itself.
-      estimate_missing_shapes_of(zero_fill_codelet);
-      estimate_missing_shapes_of(add_into_codelet);
+      for (starpu_codelet *codelet : sum_reduction_codelets()) estimate_missing_shapes_of(*codelet);
     }
     if (!overheads.file.empty()) {
       charge_task_overheads({overheads.submit_us, overheads.cpu_us, overheads.cuda_us});
-      charge_task_overheads_of(zero_fill_codelet);
-      charge_task_overheads_of(add_into_codelet);
+      for (starpu_codelet *codelet : sum_reduction_codelets()) charge_task_overheads_of(*codelet);
     }
 #endif
+    std::string plan = o.plan;
+    TimingOptions timing = o.timing;
+    if (usage_errors_of("--plan", [&] { return is_measured_auto(parse_network_plan(plan)); })) {
+      // train's measured search, every candidate measured on the simulated machine.
+      TrainConfig tc;
+      tc.batch = size_t(o.batch);
+      tc.lr = float(o.timing.lr);
+      tc.momentum = 0.9f;
+      tc.seed = uint64_t(o.timing.seed);
+      tc.log_every = size_t(o.timing.round);
+      search = search_plans(spec, data, tc, workers);
+      for (const std::string &line : describe(*search)) std::fprintf(stderr, "%s\n", line.c_str());
+      plan = search->plan;
+      if (search->micro_batches > 0 && timing.micro_batches == 0)
+        timing.micro_batches = search->micro_batches;
+    }
     t = usage_errors_of("--plan", [&] {
-      return time_training(spec, data, size_t(o.batch), o.plan, workers, o.timing);
+      return time_training(spec, data, size_t(o.batch), plan, workers, timing);
     });
   }
   std::vector<std::string> estimated;
@@ -215,6 +229,8 @@ int run(Options o) {
       .integer("warmup_steps", t.warmup_steps)
       .integer("steps", t.timed_steps)
       .array("estimated_shapes", estimated_list);
+  if (search && !search->candidates.empty())
+    line.array("auto_candidates", candidates_json(*search));
   std::printf("%s\n", line.text().c_str());
   std::fflush(stdout);
   std::fprintf(stderr, "%-8s %6s %4s %4s %-6s %10s %10s %7s %9s  %s\n", "network", "batch", "gpus",
@@ -257,7 +273,8 @@ int main(int argc, char **argv) {
     args.add("batch", "B", "samples per step", &o.batch, 1, 1 << 16);
     args.add("plan", "PLAN",
              "where the work runs, as train's --plan (cuda, cpu, samples:K, F@cuda0,F@cuda1, "
-             "...; not the measured auto)",
+             "...); auto runs train's measured search on the simulated machine and reports "
+             "every candidate",
              &o.plan);
     args.add("sched", "NAME", "StarPU scheduler (default: $STARPU_SCHED, else dmda)", &o.sched);
     args.add_flag("estimate",

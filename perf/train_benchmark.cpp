@@ -174,7 +174,10 @@ Result measure(const Options &o, const NetworkSpec &spec, const Dataset &data, s
     for (const std::string &line : describe(*r.search)) std::fprintf(stderr, "%s\n", line.c_str());
     plan = r.search->plan;
   }
-  r.timing = time_training(spec, data, batch, plan, runtime.workers(), o.timing);
+  TimingOptions timing = o.timing;
+  if (r.search && r.search->micro_batches > 0 && timing.micro_batches == 0)
+    timing.micro_batches = r.search->micro_batches;
+  r.timing = time_training(spec, data, batch, plan, runtime.workers(), timing);
   return r;
 }
 
@@ -230,19 +233,7 @@ void print_result(json::Object line, size_t batch, const Result &res) {
       .integer("round", r.timed_steps / std::max<size_t>(r.rounds, 1));
   // Negative: no auto plan; NaN (written as null): the perf models had no prediction.
   if (res.search && !res.search->candidates.empty()) {
-    // The measured search's candidates (--plan auto).
-    json::Array candidates;
-    for (const PlanCandidate &c : res.search->candidates) {
-      json::Object item;
-      item.string("plan", c.plan);
-      if (c.predicted_ms < 0)
-        item.null("predicted_ms");
-      else
-        item.fixed("predicted_ms", c.predicted_ms, 4);
-      item.number("measured_ms", c.measured_ms);  // null when it could not run
-      candidates.raw(item.text());
-    }
-    line.array("auto_candidates", candidates);
+    line.array("auto_candidates", candidates_json(*res.search));  // --plan auto's search
   }
   print_line(line);
 }

@@ -95,4 +95,19 @@ TrainTiming time_training(const NetworkSpec &spec, const Dataset &data, size_t b
   return t;
 }
 
+json::Array candidates_json(const PlanSearch &search) {
+  json::Array candidates;
+  for (const PlanCandidate &c : search.candidates) {
+    json::Object item;
+    item.string("plan", c.plan).integer("micro_batches", c.micro_batches);
+    if (c.predicted_ms < 0)
+      item.null("predicted_ms");
+    else
+      item.fixed("predicted_ms", c.predicted_ms, 4);
+    item.number("measured_ms", c.measured_ms);
+    candidates.raw(item.text());
+  }
+  return candidates;
+}
+
 }  // namespace starcnn

@@ -7,7 +7,9 @@
 #pragma once
 
 #include "model/data/dataset.h"
+#include "model/io/json.h"
 #include "model/nn/network_spec.h"
+#include "model/train/plan_search.h"
 #include "partition/split_plan.h"
 
 #include <cstddef>
@@ -37,5 +39,9 @@ struct TrainTiming {
 TrainTiming time_training(const NetworkSpec &spec, const Dataset &data, size_t batch,
                           const std::string &plan, const MachineWorkers &workers,
                           const TimingOptions &options);
+
+// The measured search's candidates: plan, micro_batches (0: the plan's own), predicted_ms (null:
+// none) and measured_ms (null when it could not run).
+json::Array candidates_json(const PlanSearch &search);
 
 }  // namespace starcnn

@@ -15,12 +15,16 @@ ConvLayer::ConvLayer(const Conv2dShape &whole, Parameter &weight, Parameter &bia
   const int n = int(whole.n), h = int(whole.out_h()), w = int(whole.out_w());
   output_ = Tensor({n, int(whole.c_out), h, w}, weight.name() + ".out");
   input_grad_ = Tensor({n, int(whole.c_in), int(whole.h), int(whole.w)}, weight.name() + ".dx");
-  // dX sums every task's contribution (STARPU_REDUX), and a whole layer just overwrites it.
-  set_sum_reduction(input_grad_.handle());
+  // dX sums every task's contribution (STARPU_REDUX), and a whole layer just overwrites it. The
+  // sum runs on the parts' kind of worker when they share one.
+  Where parts_kind = kind_of(plan.parts.front().where);
+  for (const SplitPart &part : plan.parts)
+    if (kind_of(part.where) != parts_kind) parts_kind = Where::any;
+  set_sum_reduction(input_grad_.handle(), parts_kind);
   for (size_t p = 0; p < plan.parts.size(); ++p)
     if (blocked(p)) {
-      set_sum_reduction(weight.grad(p).handle());
-      set_sum_reduction(bias.grad(p).handle());
+      set_sum_reduction(weight.grad(p).handle(), plan.parts[p].where);
+      set_sum_reduction(bias.grad(p).handle(), plan.parts[p].where);
     }
   if (!is_whole()) {
     merge_ = merge_shape_of(tasks_, whole.n, whole.out_h() * whole.out_w(), whole.c_out);

@@ -75,9 +75,15 @@ void ParameterSet::write(const std::vector<NamedTensor> &tensors, bool momentum)
   }
 }
 
-void ParameterSet::sum_grads() {
+Where ParameterSet::part_where(const Parameter &p, size_t part) const {
+  const auto conv = conv_plans_.find(p.name().substr(0, p.name().rfind('.')));
+  return conv != conv_plans_.end() ? conv->second.parts[part].where : home_;
+}
+
+void ParameterSet::sum_grads(bool any_worker) {
   for (auto &p : params_)
-    for (size_t part = 0; part < p->part_count(); ++part) set_sum_reduction(p->grad(part).handle());
+    for (size_t part = 0; part < p->part_count(); ++part)
+      set_sum_reduction(p->grad(part).handle(), any_worker ? Where::any : part_where(*p, part));
 }
 
 void ParameterSet::submit_clear_grads() {
@@ -89,13 +95,11 @@ void ParameterSet::submit_clear_grads() {
 void ParameterSet::submit_update(const SgdParams &params) {
   // One task per side: every vector that must stay on the CPU, on CUDA, or may go anywhere.
   std::map<Where, std::vector<SgdHandles>> by_side;
-  for (auto &p : params_) {
-    const auto conv = conv_plans_.find(p->name().substr(0, p->name().rfind('.')));
+  for (auto &p : params_)
     for (size_t part = 0; part < p->part_count(); ++part)
-      by_side[conv != conv_plans_.end() ? conv->second.parts[part].where : home_].push_back(
+      by_side[part_where(*p, part)].push_back(
           {p->value(part).handle(), p->grad(part).handle(),
            params.momentum != 0.0f ? p->momentum(part).handle() : nullptr});
-  }
   for (const auto &[where, vectors] : by_side) submit_sgd_update(vectors, params, where);
 }
 

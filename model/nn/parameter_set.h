@@ -42,11 +42,15 @@ class ParameterSet {
   void submit_update(const SgdParams &params);
   // For steps whose networks add their gradients together (micro-batches): makes STARPU_REDUX on
   // every gradient a sum (once), and, at the start of each step, drops the previous step's values
-  // so the sum starts from zero.
-  void sum_grads();
+  // so the sum starts from zero. Each sum runs where its part's update runs, or, with
+  // `any_worker` (networks on both kinds of worker: a sample split), wherever StarPU picks.
+  void sum_grads(bool any_worker);
   void submit_clear_grads();
 
  private:
+  // Where a part of `p` is updated: its conv plan part's workers, else home().
+  Where part_where(const Parameter &p, size_t part) const;
+
   std::vector<std::unique_ptr<Parameter>> params_;
   std::map<std::string, SplitPlan> conv_plans_;
   Where home_ = Where::any;

@@ -2,9 +2,10 @@
 
 #include "model/nn/parameter_set.h"
 
+#include <starpu.h>
+
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
@@ -12,19 +13,18 @@
 namespace starcnn {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
+// starpu_timing_now(): the wall clock, or the simulated one under SimGrid.
+double seconds_since(double start_us) {
+  return (starpu_timing_now() - start_us) * 1e-6;
 }
 
 // Milliseconds per step of `plan_text`: warm-up steps, then timed ones, on a throw-away copy of
 // the network (its own weights, from the run's seed).
 double measure_plan(const NetworkSpec &spec, const Dataset &train, TrainConfig config,
-                    const MachineWorkers &workers, const std::string &plan_text,
+                    const MachineWorkers &workers, const std::string &plan_text, long micro_batches,
                     const PlanSearchOptions &options) {
   const NetworkPlanText plans = parse_network_plan(plan_text);
-  apply_plan(plans, workers, 0, config);
+  apply_plan(plans, workers, micro_batches, config);
   ParameterSet params(spec, plans, workers);
   params.initialize(config.seed);
   const int64_t warmup = options.warmup_steps, timed = options.timed_steps;
@@ -33,14 +33,14 @@ double measure_plan(const NetworkSpec &spec, const Dataset &train, TrainConfig c
   config.cosine_lr = false;
   Trainer trainer(spec, params, train, config);
   const std::atomic<bool> no_stop{false};
-  std::optional<Clock::time_point> timing;
+  std::optional<double> timing;
   int64_t timed_from = 0;
   for (size_t epoch = 0; !trainer.reached_max_steps(); ++epoch) {
     trainer.train_epoch(
         epoch,
         [&](const Progress &p) {
           if (!timing && p.step >= warmup) {
-            timing = Clock::now();
+            timing = starpu_timing_now();
             timed_from = p.step;
           }
         },
@@ -52,6 +52,19 @@ double measure_plan(const NetworkSpec &spec, const Dataset &train, TrainConfig c
 }
 
 }  // namespace
+
+std::string filters_across_gpus(const NetworkSpec &spec, int gpus) {
+  std::string text = "cuda";
+  for (const LayerSpec &layer : spec.layers) {
+    if (layer.kind != LayerKind::conv) continue;
+    const int parts = std::min(layer.out, gpus);
+    text += ";" + layer.name + "=";
+    for (int i = 0; i < parts; ++i)
+      text += (i ? "," : "") + std::to_string(layer.out / parts + (i < layer.out % parts)) +
+              "@cuda" + std::to_string(i);
+  }
+  return text;
+}
 
 bool is_measured_auto(const NetworkPlanText &plans) {
   return plans.default_plan == "auto" && plans.overrides.empty();
@@ -77,13 +90,14 @@ PlanSearch search_plans(const NetworkSpec &spec, const Dataset &train, const Tra
     search.plan = "cpu";
     return search;
   }
-  const Clock::time_point start = Clock::now();
-  const auto run = [&](const std::string &plan, double predicted_ms) {
+  const double start = starpu_timing_now();
+  const auto run = [&](const std::string &plan, double predicted_ms, long micro_batches = 0) {
     PlanCandidate c;
     c.plan = plan;
+    c.micro_batches = micro_batches;
     c.predicted_ms = predicted_ms;
     try {
-      c.measured_ms = measure_plan(spec, train, config, workers, plan, options);
+      c.measured_ms = measure_plan(spec, train, config, workers, plan, micro_batches, options);
     } catch (const std::exception &e) {
       c.failure = e.what();
       c.measured_ms = INFINITY;
@@ -91,18 +105,33 @@ PlanSearch search_plans(const NetworkSpec &spec, const Dataset &train, const Tra
     search.candidates.push_back(c);
     return c.measured_ms;
   };
-  const double gpu_ms = run("cuda", -1);
+  double gpu_ms = run("cuda", -1);
+  const size_t batch = config.local_batch();
+  if (workers.cuda > 1) {
+    // The GPUs against each other: the batch cut over them, then every conv's filters.
+    if (batch >= size_t(workers.cuda)) gpu_ms = std::min(gpu_ms, run("cuda", -1, workers.cuda));
+    gpu_ms = std::min(gpu_ms, run(filters_across_gpus(spec, workers.cuda), -1));
+  }
   const double cpu_ms = workers.cpu > 0 ? run("cpu", -1) : INFINITY;
 
   // Co-execution can only pay while the CPU alone is not hopelessly slower; past that, neither
   // split is tried (and the filter chooser's calibration, long on wide layers, is not paid).
-  const size_t batch = config.local_batch();
-  if (!(std::isfinite(cpu_ms) && std::isfinite(gpu_ms) &&
-        cpu_ms <= options.max_cpu_slowdown * gpu_ms && batch >= 2)) {
-    search.plan = gpu_ms <= cpu_ms ? "cuda" : "cpu";
+  const auto fastest = [&] {
+    const auto best = std::min_element(search.candidates.begin(), search.candidates.end(),
+                                       [](const PlanCandidate &a, const PlanCandidate &b) {
+                                         return a.measured_ms < b.measured_ms;
+                                       });
+    if (!std::isfinite(best->measured_ms))
+      throw std::runtime_error("auto plan: no candidate could run (" + best->plan + ": " +
+                               best->failure + ")");
+    search.plan = best->plan;
+    search.micro_batches = best->micro_batches;
     search.seconds = seconds_since(start);
     return search;
-  }
+  };
+  if (!(std::isfinite(cpu_ms) && std::isfinite(gpu_ms) &&
+        cpu_ms <= options.max_cpu_slowdown * gpu_ms && batch >= 2))
+    return fastest();
   AutoPlanOptions chooser;
   chooser.max_candidates = options.filter_candidates;
   search.filters =
@@ -126,15 +155,7 @@ PlanSearch search_plans(const NetworkSpec &spec, const Dataset &train, const Tra
     run("samples:" + std::to_string(k),
         std::max(gpu_ms * double(batch - k) / b, cpu_ms * double(k) / b));
   }
-  const auto best = std::min_element(
-      search.candidates.begin(), search.candidates.end(),
-      [](const PlanCandidate &a, const PlanCandidate &b) { return a.measured_ms < b.measured_ms; });
-  if (!std::isfinite(best->measured_ms))
-    throw std::runtime_error("auto plan: no candidate could run (" + best->plan + ": " +
-                             best->failure + ")");
-  search.plan = best->plan;
-  search.seconds = seconds_since(start);
-  return search;
+  return fastest();
 }
 
 std::vector<std::string> describe(const PlanSearch &search) {
@@ -148,11 +169,15 @@ std::vector<std::string> describe(const PlanSearch &search) {
     std::string predicted =
         c.predicted_ms < 0 ? ""
                            : ", predicted " + std::to_string(c.predicted_ms).substr(0, 6) + " ms";
+    const std::string name =
+        c.plan +
+        (c.micro_batches > 0 ? " (" + std::to_string(c.micro_batches) + " micro-batches)" : "");
+    const bool chosen = c.plan == search.plan && c.micro_batches == search.micro_batches;
     if (!c.failure.empty())
-      std::snprintf(line, sizeof(line), "  %s: failed: %s", c.plan.c_str(), c.failure.c_str());
+      std::snprintf(line, sizeof(line), "  %s: failed: %s", name.c_str(), c.failure.c_str());
     else
-      std::snprintf(line, sizeof(line), "  %s: measured %.3f ms/step%s%s", c.plan.c_str(),
-                    c.measured_ms, predicted.c_str(), c.plan == search.plan ? "  <- chosen" : "");
+      std::snprintf(line, sizeof(line), "  %s: measured %.3f ms/step%s%s", name.c_str(),
+                    c.measured_ms, predicted.c_str(), chosen ? "  <- chosen" : "");
     lines.push_back(line);
   }
   return lines;

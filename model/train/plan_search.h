@@ -7,6 +7,12 @@
 //   samples:K   the sample split around K = batch * T_cuda / (T_cuda + T_cpu), the share that
 //               would end both sides together, from the two single-device steps just measured;
 //               tried at three shares around it, when the CPU alone is not hopelessly slower
+// With several CUDA workers, also (the GPUs against each other; the CPU candidates as above):
+//   cuda, N micro-batches   the batch cut into one micro-batch per GPU (samples across GPUs)
+//   filters across GPUs     every conv's filters cut evenly over the GPUs, each part pinned to
+//                           its device (filters_across_gpus)
+// Steps are timed with starpu_timing_now(): under StarPU's SimGrid mode (perf/simulate) the
+// search measures the simulated machine.
 // Each candidate trains a throw-away copy of the network for a few steps on the real data.
 #pragma once
 
@@ -33,13 +39,15 @@ struct PlanSearchOptions {
 
 struct PlanCandidate {
   std::string plan;          // --plan text
+  long micro_batches = 0;    // 0: the plan's own (apply_plan's default)
   double predicted_ms = -1;  // < 0: no prediction (the single-device steps are only measured)
   double measured_ms = 0;
   std::string failure;  // why it could not run, if it could not
 };
 
 struct PlanSearch {
-  std::string plan;  // the winner's --plan text (resolved: no `auto` left in it)
+  std::string plan;        // the winner's --plan text (resolved: no `auto` left in it)
+  long micro_batches = 0;  // the winner's (0: its plan's own)
   std::vector<PlanCandidate> candidates;
   std::optional<AutoPlanning> filters;  // the chooser's filter plan, when one was made
   double seconds = 0;
@@ -51,6 +59,10 @@ struct PlanSearch {
 PlanSearch search_plans(const NetworkSpec &spec, const Dataset &train, const TrainConfig &config,
                         const MachineWorkers &workers,
                         const PlanSearchOptions &options = PlanSearchOptions());
+
+// "cuda;conv1=3@cuda0,3@cuda1;conv2=8@cuda0,8@cuda1": every conv's filters cut as evenly as they
+// go over CUDA devices 0..gpus-1 (a conv of fewer filters than GPUs over its first ones).
+std::string filters_across_gpus(const NetworkSpec &spec, int gpus);
 
 // Whether `plans` asks for the measured search (a bare `auto`; `conv2=auto` asks for the filter
 // chooser alone, plan_calibration.h).

@@ -21,10 +21,11 @@ std::vector<int> image_shape(size_t batch, const Dataset &data) {
   return {int(batch), int(data.channels), int(data.height), int(data.width)};
 }
 
-// Reads and clears the {loss sum, correct count} accumulator (waits for the tasks adding to it).
-std::pair<double, double> take_stats(Tensor &stats) {
+// Reads and clears the {loss sum, correct count} accumulator (waits for the tasks adding to it),
+// on the workers of `where`.
+std::pair<double, double> take_stats(Tensor &stats, Where where) {
   const std::vector<float> values = stats.read();
-  submit_zero_fill(stats.handle());
+  submit_zero_fill(stats.handle(), where);
   return {values[0], values[1]};
 }
 
@@ -94,7 +95,9 @@ Trainer::Trainer(const NetworkSpec &spec, ParameterSet &params, const Dataset &t
   micro_ = cut_batch(config, int(starpu_cpu_worker_get_count()));
   const size_t micro = micro_.size();
   const GradientAccess access = micro > 1 ? GradientAccess::accumulate : GradientAccess::overwrite;
-  if (micro > 1) params.sum_grads();
+  // A sample split runs networks on both kinds of worker: their sums may run on either.
+  const bool both_kinds = config.samples.cpu_samples > 0;
+  if (micro > 1) params.sum_grads(both_kinds);
   for (const MicroBatch &m : micro_)
     networks_.push_back(std::make_unique<Network>(spec, params, int(m.size), int(config.batch),
                                                   access, m.placement));
@@ -106,7 +109,8 @@ Trainer::Trainer(const NetworkSpec &spec, ParameterSet &params, const Dataset &t
       labels_.emplace_back(std::vector<int>{size}, "labels" + name, ElementType::i32);
     }
   stats_ = Tensor({int(kXentStatsSize)}, "loss_stats");
-  set_sum_reduction(stats_.handle());
+  stats_where_ = both_kinds ? Where::any : params_.home();  // where the loss tasks run
+  set_sum_reduction(stats_.handle(), stats_where_);
 }
 
 float Trainer::lr_at(int64_t step) const {
@@ -157,7 +161,7 @@ EpochSummary Trainer::train_epoch(size_t epoch,
     if ((b + 1) % config_.log_every == 0 || b + 1 == batches || stop.load() ||
         reached_max_steps()) {
       if (config_.rank_sum) config_.rank_sum->sum(stats_);
-      const auto [loss, correct] = take_stats(stats_);
+      const auto [loss, correct] = take_stats(stats_, stats_where_);
       const double samples = double(window_steps * config_.batch);
       if (!std::isfinite(loss))
         throw std::runtime_error("the training loss is " + std::to_string(loss) + " at step " +

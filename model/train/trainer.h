@@ -141,6 +141,7 @@ class Trainer {
   std::unique_ptr<Evaluator> evaluator_;
   std::vector<Tensor> images_, labels_;  // [slot * micro-batches + micro-batch]
   Tensor stats_;
+  Where stats_where_ = Where::any;  // where the loss statistics are summed and cleared
   int64_t step_ = 0;
   int64_t steps_run_ = 0;  // by this Trainer, unlike step_ which counts from a resumed step
   bool momentum_started_ = false;

@@ -194,6 +194,8 @@ TEST_P(LinearTest, SubBatchesWithReductionEqualTheWhole) {
   testing::partition_samples(dxh.handle(), samples, s.in);
   testing::partition_samples(yh.handle(), samples, s.out);
   testing::partition_samples(dyh.handle(), samples, s.out);
+  set_sum_reduction(dwh.handle());
+  set_sum_reduction(dbh.handle());
   for (int pass = 0; pass < 2; ++pass) {
     submit_zero_fill(dwh.handle());
     submit_zero_fill(dbh.handle());

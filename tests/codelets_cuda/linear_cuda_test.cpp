@@ -106,6 +106,8 @@ TEST_P(LinearCudaTest, SubBatchReductionMatchesWholeBatchOnCpu) {
   int cuda_only_tasks = 0;
   for (Where where : {Where::cuda, Where::any}) {
     SCOPED_TRACE(where == Where::cuda ? "CUDA only" : "any worker");
+    set_sum_reduction(dwh.handle(), where);
+    set_sum_reduction(dbh.handle(), where);
     submit_zero_fill(dwh.handle(), where);
     submit_zero_fill(dbh.handle(), where);
     for (unsigned p = 0; p < samples.size(); ++p)
