@@ -99,6 +99,8 @@ def main():
     p.add_argument("--timeout", type=int, default=300, help="seconds per simulation at most")
     p.add_argument("--auto", action="store_true",
                    help="also simulate train's measured auto search on each machine")
+    p.add_argument("--modes", default="samples,filters,auto",
+                   help="which of samples, filters and auto (with --auto) to simulate")
     a = p.parse_args()
     os.makedirs(a.out, exist_ok=True)
     rows, lines = [], []
@@ -109,6 +111,9 @@ def main():
                 modes = modes if gpus > 1 else modes[:1]
                 if a.auto:
                     modes.append(("auto", "auto", 0))
+                wanted = a.modes.split(",")
+                modes = [m for m in modes if m[0] in wanted or (gpus == 1 and m[0] != "auto"
+                                                                 and "samples" in wanted)]
                 for mode, plan, micro in modes:
                     args = ["--models", a.models, "--network", network, "--batch", str(batch),
                             "--gpus", str(gpus), "--plan", plan, "--micro-batches", str(micro)]

@@ -108,7 +108,9 @@ PlanSearch search_plans(const NetworkSpec &spec, const Dataset &train, const Tra
   double gpu_ms = run("cuda", -1);
   const size_t batch = config.local_batch();
   if (workers.cuda > 1) {
-    // The GPUs against each other: the batch cut over them, then every conv's filters.
+    // One GPU alone (the best single device; `cuda` lets the scheduler move whole ops between
+    // GPUs), then the GPUs together: the batch cut over them, and every conv's filters.
+    gpu_ms = std::min(gpu_ms, run("cuda0", -1));
     if (batch >= size_t(workers.cuda)) gpu_ms = std::min(gpu_ms, run("cuda", -1, workers.cuda));
     gpu_ms = std::min(gpu_ms, run(filters_across_gpus(spec, workers.cuda), -1));
   }
