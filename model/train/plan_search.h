@@ -8,7 +8,8 @@
 //               would end both sides together, from the two single-device steps just measured;
 //               tried at three shares around it, when the CPU alone is not hopelessly slower
 // With several CUDA workers, also (the GPUs against each other; the CPU candidates as above):
-//   cuda0                   the first GPU alone (`cuda` lets the scheduler spread whole ops)
+//   cuda0                   the first GPU alone, instead of cuda (which lets the scheduler
+//                           spread whole ops over the GPUs)
 //   cuda, N micro-batches   the batch cut into one micro-batch per GPU (samples across GPUs)
 //   filters across GPUs     every conv's filters cut evenly over the GPUs, each part pinned to
 //                           its device (filters_across_gpus)
