@@ -96,6 +96,11 @@ PlanSearch search_plans(const NetworkSpec &spec, const Dataset &train, const Tra
     c.plan = plan;
     c.micro_batches = micro_batches;
     c.predicted_ms = predicted_ms;
+    // Progress: a search takes seconds (minutes for wide's CPU candidate).
+    std::fprintf(stderr, "auto plan: measuring %s%s\n", plan.c_str(),
+                 micro_batches > 0
+                     ? (" (" + std::to_string(micro_batches) + " micro-batches)").c_str()
+                     : "");
     try {
       c.measured_ms = measure_plan(spec, train, config, workers, plan, micro_batches, options);
     } catch (const std::exception &e) {
