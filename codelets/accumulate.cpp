@@ -51,7 +51,10 @@ starpu_codelet add_into_on_cuda = only_on(add_into_codelet, Where::cuda);
 void set_sum_reduction(starpu_data_handle_t handle, Where where) {
   // StarPU submits the reduction's tasks itself: without a kind given, the scheduler may run a
   // CPU-side sum on the GPU and drag every private copy across the bus.
-  const Where kind = kind_of(where);
+  // Kept to CUDA only with one CUDA worker: with several, StarPU may sum the copies on another GPU
+  // than the one holding them (staged through RAM), and its simulation of 2 and 4 H200s stalled.
+  Where kind = kind_of(where);
+  if (kind == Where::cuda && starpu_cuda_worker_get_count() > 1) kind = Where::any;
   if (kind == Where::cpu)
     starpu_data_set_reduction_methods(handle, &add_into_on_cpu, &zero_fill_on_cpu);
   else if (kind == Where::cuda)

@@ -38,9 +38,10 @@ extern starpu_codelet add_into_codelet;   // RW dst, R src
 
 // Makes STARPU_REDUX on `handle` a sum: each worker's private copy starts at zero and copies are
 // added together, by tasks StarPU submits on the workers of `where`'s kind (any: the scheduler
-// picks). Call once after registering (or partitioning) the handle. The sum includes the
-// handle's value before the REDUX tasks unless it was invalidated (starpu_data_invalidate_submit)
-// or zeroed (submit_zero_fill) first.
+// picks; CUDA only where there is one CUDA worker, any worker with several). Call once after
+// registering (or partitioning) the handle. The sum includes the handle's value before the REDUX
+// tasks unless it was invalidated (starpu_data_invalidate_submit) or zeroed (submit_zero_fill)
+// first.
 void set_sum_reduction(starpu_data_handle_t handle, Where where = Where::any);
 // Every codelet set_sum_reduction installs (StarPU submits their tasks, not insert_task).
 std::vector<starpu_codelet *> sum_reduction_codelets();

@@ -26,10 +26,6 @@ class ParameterSet {
   std::vector<std::unique_ptr<Parameter>> &all() { return params_; }
   // Where the ops and updates that the convolutions' parts do not place run (home_of()).
   Where home() const { return home_; }
-  // Where the sums of the loss statistics (read by the host) run: home()'s kind of worker, or any
-  // worker when home() pins one GPU of several (StarPU's simulation of 2 H200s stalled on such a
-  // sum run on the other GPU).
-  Where statistics_where() const { return device_of(home_) >= 0 ? Where::any : home_; }
   Parameter &get(const std::string &name);
   const SplitPlan &conv_plan(const std::string &layer) const { return conv_plans_.at(layer); }
 

@@ -46,7 +46,7 @@ Evaluator::Evaluator(const NetworkSpec &spec, ParameterSet &params, size_t batch
   if (batch == 0) throw std::invalid_argument("the evaluation batch size must be positive");
   slots_.reserve(slot_count_);
   stats_ = Tensor({int(kXentStatsSize)}, "eval_stats");
-  set_sum_reduction(stats_.handle(), params_.statistics_where());
+  set_sum_reduction(stats_.handle(), params_.home());  // where the loss tasks run
 }
 
 Evaluator::~Evaluator() {
@@ -93,7 +93,7 @@ Evaluation Evaluator::evaluate(const Dataset &data) {
   if (data.count == 0) return result;
   const Batcher batcher(data, {batch_, false, 0, false});
   starpu_task_wait_for_all();
-  submit_zero_fill(stats_.handle(), params_.statistics_where());
+  submit_zero_fill(stats_.handle(), params_.home());
   const Clock::time_point start = Clock::now();
   for (size_t b = 0; b < batcher.batch_count(); ++b) {
     Slot &slot = slot_for(b, batcher.batch_size(b), data);

@@ -109,7 +109,7 @@ Trainer::Trainer(const NetworkSpec &spec, ParameterSet &params, const Dataset &t
       labels_.emplace_back(std::vector<int>{size}, "labels" + name, ElementType::i32);
     }
   stats_ = Tensor({int(kXentStatsSize)}, "loss_stats");
-  stats_where_ = both_kinds ? Where::any : params_.statistics_where();
+  stats_where_ = both_kinds ? Where::any : params_.home();  // where the loss tasks run
   set_sum_reduction(stats_.handle(), stats_where_);
 }
 
