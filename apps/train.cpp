@@ -409,9 +409,8 @@ int train_network(const Options &o, const NetworkSpec &spec, const Dataset &trai
     plans = parse_network_plan(search->plan);
   }
   // The search's micro-batches (one per GPU, where that won) unless the user gave a count.
-  const long micro_batches = search && search->micro_batches > 0 && o.micro_batches == 0
-                                 ? search->micro_batches
-                                 : o.micro_batches;
+  const long micro_batches =
+      search ? chosen_micro_batches(*search, o.micro_batches) : o.micro_batches;
   apply_plan(plans, workers, micro_batches, config);
   const MicroBatchShare share = micro_batch_share(workers, shard.size, config.micro_batches);
   std::optional<AutoPlanning> planning;

@@ -46,7 +46,7 @@ struct Options {
 // StarPU's cost per task measured on the calibrated machine: task_overhead's JSON line.
 struct Overheads {
   std::string file;  // empty: none charged
-  double submit_us = 0, cpu_us = 0, cuda_us = 0;
+  TaskOverheads costs;
 };
 
 // --overheads FILE, else MODELS/task_overhead.json where it exists, else none.
@@ -72,9 +72,9 @@ Overheads read_overheads(const Options &o) {
       }
       return json::to_double(*field, key);
     };
-    result.submit_us = number("submit_us", true);
-    result.cpu_us = number("cpu_chain_us", true);
-    result.cuda_us = number("cuda_chain_us", false);
+    result.costs.submit_us = number("submit_us", true);
+    result.costs.cpu_us = number("cpu_chain_us", true);
+    result.costs.cuda_us = number("cuda_chain_us", false);
   } catch (const std::exception &e) {
     throw UsageError("--overheads: " + path + " is not task_overhead's JSON line (" + e.what() +
                      ")");
@@ -163,31 +163,17 @@ int run(Options o) {
     scheduler = runtime.scheduler();
     workers = runtime.workers();
 #ifdef STARPU_SIMGRID
-    if (o.estimate) {
-      estimate_missing_shapes();
-      // StarPU submits the gradient reductions' tasks itself.
-      for (starpu_codelet *codelet : sum_reduction_codelets()) estimate_missing_shapes_of(*codelet);
-    }
-    if (!overheads.file.empty()) {
-      charge_task_overheads({overheads.submit_us, overheads.cpu_us, overheads.cuda_us});
-      for (starpu_codelet *codelet : sum_reduction_codelets()) charge_task_overheads_of(*codelet);
-    }
+    if (o.estimate) estimate_missing_shapes();
+    if (!overheads.file.empty()) charge_task_overheads(overheads.costs);
+    if (o.estimate || !overheads.file.empty())  // StarPU submits the reductions' tasks itself
+      for (starpu_codelet *codelet : sum_reduction_codelets()) use_simulated_costs(*codelet);
 #endif
     std::string plan = o.plan;
     TimingOptions timing = o.timing;
     if (usage_errors_of("--plan", [&] { return is_measured_auto(parse_network_plan(plan)); })) {
       // train's measured search, every candidate measured on the simulated machine.
-      TrainConfig tc;
-      tc.batch = size_t(o.batch);
-      tc.lr = float(o.timing.lr);
-      tc.momentum = 0.9f;
-      tc.seed = uint64_t(o.timing.seed);
-      tc.log_every = size_t(o.timing.round);
-      search = search_plans(spec, data, tc, workers);
-      for (const std::string &line : describe(*search)) std::fprintf(stderr, "%s\n", line.c_str());
+      search = search_plan_for_timing(spec, data, size_t(o.batch), workers, timing);
       plan = search->plan;
-      if (search->micro_batches > 0 && timing.micro_batches == 0)
-        timing.micro_batches = search->micro_batches;
     }
     t = usage_errors_of("--plan", [&] {
       return time_training(spec, data, size_t(o.batch), plan, workers, timing);
@@ -216,9 +202,9 @@ int run(Options o) {
       .integer("cuda_workers", workers.cuda)
       .integer("micro_batches", t.micro_batches)
       .string("overheads", overheads.file)
-      .fixed("submit_us", overheads.submit_us, 3)
-      .fixed("cpu_task_us", overheads.cpu_us, 3)
-      .fixed("cuda_task_us", overheads.cuda_us, 3)
+      .fixed("submit_us", overheads.costs.submit_us, 3)
+      .fixed("cpu_task_us", overheads.costs.cpu_us, 3)
+      .fixed("cuda_task_us", overheads.costs.cuda_us, 3)
       .fixed("step_ms", t.step_ms, 4)
       .fixed("step_ms_mean", t.mean_ms, 4)
       .fixed("step_ms_min", t.min_ms, 4)

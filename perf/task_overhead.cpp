@@ -127,7 +127,8 @@ int main(int argc, char **argv) {
     ArgParser args(
         "task_overhead",
         "Measures StarPU's cost per task on this machine with empty tasks: the submitting\n"
-        "thread's time per task (workers paused) and the time per task of a chain of dependent\n"
+        "thread's time per task (tasks held back by a handle it holds, workers live) and the\n"
+        "time per task of a chain of dependent\n"
         "tasks on the CPU workers and on the CUDA workers. These are what the perf models leave\n"
         "out; perf/simulate --overheads charges them. STARPU_SCHED picks the scheduler (default:\n"
         "train's choice). One JSON line on stdout, a table on stderr.");

@@ -163,20 +163,11 @@ Result measure(const Options &o, const NetworkSpec &spec, const Dataset &data, s
   r.workers = runtime.describe_workers();
   r.counts = runtime.workers();
   std::string plan = config == "cpu-only" ? "cpu" : config == "cpu+gpu" ? o.plan : "cuda";
+  TimingOptions timing = o.timing;
   if (is_measured_auto(parse_network_plan(plan))) {
-    TrainConfig tc;
-    tc.batch = batch;
-    tc.lr = float(o.timing.lr);
-    tc.momentum = 0.9f;
-    tc.seed = uint64_t(o.timing.seed);
-    tc.log_every = size_t(o.timing.round);
-    r.search = search_plans(spec, data, tc, runtime.workers());
-    for (const std::string &line : describe(*r.search)) std::fprintf(stderr, "%s\n", line.c_str());
+    r.search = search_plan_for_timing(spec, data, batch, runtime.workers(), timing);
     plan = r.search->plan;
   }
-  TimingOptions timing = o.timing;
-  if (r.search && r.search->micro_batches > 0 && timing.micro_batches == 0)
-    timing.micro_batches = r.search->micro_batches;
   r.timing = time_training(spec, data, batch, plan, runtime.workers(), timing);
   return r;
 }

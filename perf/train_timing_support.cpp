@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <vector>
 
 namespace starcnn {
@@ -39,6 +40,17 @@ void warmup_round(Trainer &trainer, size_t epoch, size_t steps, TrainTiming &t) 
   t.warmup_steps += steps;
 }
 
+// The benchmarks' training settings: one loss reading per round, at its end.
+TrainConfig timing_config(size_t batch, const TimingOptions &o) {
+  TrainConfig tc;
+  tc.batch = batch;
+  tc.lr = float(o.lr);
+  tc.momentum = 0.9f;
+  tc.seed = uint64_t(o.seed);
+  tc.log_every = size_t(o.round);
+  return tc;
+}
+
 double seconds_since(double start_us) {
   return (starpu_timing_now() - start_us) * 1e-6;
 }
@@ -50,12 +62,7 @@ TrainTiming time_training(const NetworkSpec &spec, const Dataset &data, size_t b
                           const TimingOptions &o) {
   TrainTiming t;
   t.plan = plan;
-  TrainConfig tc;
-  tc.batch = batch;
-  tc.lr = float(o.lr);
-  tc.momentum = 0.9f;
-  tc.seed = uint64_t(o.seed);
-  tc.log_every = size_t(o.round);  // one loss reading per round, at its end
+  TrainConfig tc = timing_config(batch, o);
   NetworkPlanText plans = parse_network_plan(plan);
   apply_plan(plans, workers, o.micro_batches, tc);
   const MicroBatchShare share = micro_batch_share(workers, batch, tc.micro_batches);
@@ -93,6 +100,14 @@ TrainTiming time_training(const NetworkSpec &spec, const Dataset &data, size_t b
   for (double ms : step_ms) sum += ms;
   t.mean_ms = sum / double(step_ms.size());
   return t;
+}
+
+PlanSearch search_plan_for_timing(const NetworkSpec &spec, const Dataset &data, size_t batch,
+                                  const MachineWorkers &workers, TimingOptions &options) {
+  PlanSearch search = search_plans(spec, data, timing_config(batch, options), workers);
+  for (const std::string &line : describe(search)) std::fprintf(stderr, "%s\n", line.c_str());
+  options.micro_batches = chosen_micro_batches(search, options.micro_batches);
+  return search;
 }
 
 json::Array candidates_json(const PlanSearch &search) {

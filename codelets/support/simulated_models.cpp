@@ -52,11 +52,10 @@ starpu_perfmodel *history_of(const char *symbol) {
 }
 
 // The time of the entry of `footprint` in `symbol`'s history for `arch`, else one estimated by
-// data size from its other entries (see estimate_missing_shapes_of); NaN without any entry.
+// data size from its other entries (see use_simulated_costs); NaN without any entry.
 double history_time(const char *symbol, starpu_perfmodel_arch *arch, unsigned nimpl,
                     uint32_t footprint, size_t size, bool *estimated_it) {
   // Without estimates only the task's own entry counts (check_simulated_task names a missing one).
-  const bool may_estimate = estimates_on;
   starpu_perfmodel *history = history_of(symbol);
   starpu_perfmodel_per_arch *per_arch =
       history ? starpu_perfmodel_get_model_per_arch(history, arch, nimpl) : nullptr;
@@ -67,7 +66,7 @@ double history_time(const char *symbol, starpu_perfmodel_arch *arch, unsigned ni
     const starpu_perfmodel_history_entry *e = l->entry;
     if (!e || e->nsample == 0 || !std::isfinite(e->mean)) continue;
     if (e->footprint == footprint) return e->mean;
-    if (!may_estimate) continue;
+    if (!estimates_on) continue;
     if (e->size <= size && (!below || e->size > below->size)) {
       if (below && below->size < e->size) next = below;
       below = e;
@@ -123,17 +122,13 @@ void charge_task_overheads(const TaskOverheads &measured) {
   overheads_on = true;
 }
 
-void charge_task_overheads_of(starpu_codelet &codelet) {
-  estimate_missing_shapes_of(codelet);
-}
-
 void charge_submit_cost() {
   constexpr double starpu_own_us = 1;  // STARPU_SIMGRID_TASK_SUBMIT_COST's sleep
   if (overheads_on && overheads.submit_us > starpu_own_us)
     starpu_sleep(float((overheads.submit_us - starpu_own_us) * 1e-6));
 }
 
-void estimate_missing_shapes_of(starpu_codelet &codelet) {
+void use_simulated_costs(starpu_codelet &codelet) {
   starpu_perfmodel *model = codelet.model;
   if (!model || model->type != STARPU_HISTORY_BASED) return;
   model->type = STARPU_PER_ARCH;
@@ -147,7 +142,7 @@ std::vector<std::string> estimated_shapes() {
 void check_simulated_task(starpu_task *task, const char *op) {
   bool estimates = false;
   { estimates = estimates_on; }
-  if (estimates || overheads_on) estimate_missing_shapes_of(*task->cl);
+  if (estimates || overheads_on) use_simulated_costs(*task->cl);
   bool checked[STARPU_NARCH] = {};
   const unsigned workers = starpu_worker_get_count();
   for (unsigned w = 0; w < workers; ++w) {

@@ -7,6 +7,16 @@
 
 #include <starpu.h>
 
+namespace starcnn {
+
+// StarPU's own cost per task on a machine, in microseconds (perf/task_overhead measures it): the
+// submitting thread's per task, and a dependent task's on each kind of worker.
+struct TaskOverheads {
+  double submit_us = 0, cpu_us = 0, cuda_us = 0;
+};
+
+}  // namespace starcnn
+
 #ifdef STARPU_SIMGRID
 
 #include <string>
@@ -20,31 +30,28 @@ namespace starcnn {
 // of worker is an error.
 void check_simulated_task(starpu_task *task, const char *op);
 
-// From now on, `codelet`'s perf model answers from its history file: the entry of the task's
-// footprint where there is one, else an estimate from the entries of the same kind of worker by
-// data size (linear between the nearest smaller and larger sizes; below the smallest, its time;
-// above the largest, the line through the two largest, at least the largest's time; an op
-// without any entry on that kind of worker is
-// timed as add_into of the same bytes). Call after starpu_init and before the codelet's
-// first task. Codelets submitted through insert_task are switched on their first task once
-// estimate_missing_shapes() was called; those StarPU submits itself (reductions) must be given.
+// From now on, perf models answer from their history files: the entry of the task's footprint
+// where there is one, else an estimate from the entries of the same kind of worker by data size
+// (linear between the nearest smaller and larger sizes; below the smallest, its time; above the
+// largest, the line through the two largest, at least the largest's time; an op without any
+// entry on that kind of worker is timed as add_into of the same bytes). Call after starpu_init.
 void estimate_missing_shapes();
-void estimate_missing_shapes_of(starpu_codelet &codelet);
+// Switches `codelet`'s perf model to starcnn's cost function, which answers as above (with
+// estimates where estimate_missing_shapes() was called) plus the overheads that
+// charge_task_overheads() set. Codelets submitted through insert_task are switched on their first
+// task once either was called; those StarPU submits itself (reductions) must be given here, before
+// their first task.
+void use_simulated_costs(starpu_codelet &codelet);
 // Shapes (model, footprint, kind of worker) that took an estimate so far, as "symbol on cuda,
 // N bytes" lines.
 std::vector<std::string> estimated_shapes();
 
-// StarPU's own cost per task on the calibrated machine (perf/task_overhead), which the perf models
-// leave out (they time a codelet's function alone): each task is charged its kind of worker's
-// cost on top of its model's time, and the submitting thread `submit_us` per task (StarPU's
-// simulation charges 1 us itself, taken off). Call after starpu_init and before the first task;
-// codelets are switched as by estimate_missing_shapes, StarPU's own (reductions) must be given to
-// charge_task_overheads_of.
-struct TaskOverheads {
-  double submit_us = 0, cpu_us = 0, cuda_us = 0;
-};
+// StarPU's own cost per task on the calibrated machine, which the perf models leave out (they time
+// a codelet's function alone): each task is charged its kind of worker's cost on top of its
+// model's time (through use_simulated_costs), and the submitting thread `submit_us` per task
+// (StarPU's simulation charges 1 us itself, taken off). Call after starpu_init, before the first
+// task.
 void charge_task_overheads(const TaskOverheads &overheads);
-void charge_task_overheads_of(starpu_codelet &codelet);
 // The submitting thread's cost of one task (called after each submission).
 void charge_submit_cost();
 

@@ -18,6 +18,12 @@ double seconds_since(double start_us) {
   return (starpu_timing_now() - start_us) * 1e-6;
 }
 
+// "cuda (4 micro-batches)": the plan text, and the micro-batches where the candidate sets them.
+std::string candidate_name(const PlanCandidate &c) {
+  return c.plan +
+         (c.micro_batches > 0 ? " (" + std::to_string(c.micro_batches) + " micro-batches)" : "");
+}
+
 // Milliseconds per step of `plan_text`: warm-up steps, then timed ones, on a throw-away copy of
 // the network (its own weights, from the run's seed).
 double measure_plan(const NetworkSpec &spec, const Dataset &train, TrainConfig config,
@@ -97,10 +103,7 @@ PlanSearch search_plans(const NetworkSpec &spec, const Dataset &train, const Tra
     c.micro_batches = micro_batches;
     c.predicted_ms = predicted_ms;
     // Progress: a search takes seconds (minutes for wide's CPU candidate).
-    std::fprintf(stderr, "auto plan: measuring %s%s\n", plan.c_str(),
-                 micro_batches > 0
-                     ? (" (" + std::to_string(micro_batches) + " micro-batches)").c_str()
-                     : "");
+    std::fprintf(stderr, "auto plan: measuring %s\n", candidate_name(c).c_str());
     try {
       c.measured_ms = measure_plan(spec, train, config, workers, plan, micro_batches, options);
     } catch (const std::exception &e) {
@@ -165,6 +168,10 @@ PlanSearch search_plans(const NetworkSpec &spec, const Dataset &train, const Tra
   return fastest();
 }
 
+long chosen_micro_batches(const PlanSearch &search, long requested) {
+  return requested > 0 ? requested : search.micro_batches;
+}
+
 std::vector<std::string> describe(const PlanSearch &search) {
   std::vector<std::string> lines;
   if (search.candidates.empty()) return {"auto plan: " + search.plan + " (no CUDA worker)"};
@@ -176,9 +183,7 @@ std::vector<std::string> describe(const PlanSearch &search) {
     std::string predicted =
         c.predicted_ms < 0 ? ""
                            : ", predicted " + std::to_string(c.predicted_ms).substr(0, 6) + " ms";
-    const std::string name =
-        c.plan +
-        (c.micro_batches > 0 ? " (" + std::to_string(c.micro_batches) + " micro-batches)" : "");
+    const std::string name = candidate_name(c);
     const bool chosen = c.plan == search.plan && c.micro_batches == search.micro_batches;
     if (!c.failure.empty())
       std::snprintf(line, sizeof(line), "  %s: failed: %s", name.c_str(), c.failure.c_str());

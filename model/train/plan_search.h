@@ -75,6 +75,10 @@ bool is_measured_auto(const NetworkPlanText &plans);
 void apply_plan(const NetworkPlanText &plans, const MachineWorkers &workers, long micro_batches,
                 TrainConfig &config);
 
+// The micro-batches a run of the search's winner uses: the user's `requested` count where one was
+// given (> 0), else the winner's (0: its plan's own).
+long chosen_micro_batches(const PlanSearch &search, long requested);
+
 // "auto: cuda measured 1.234 ms/step" lines, the winner marked.
 std::vector<std::string> describe(const PlanSearch &search);
 
