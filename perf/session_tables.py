@@ -28,12 +28,32 @@ def load(path):
 
 
 def index(rows, step, engine):
-    """(network, batch, config[, math]) -> the row, for one session step and engine."""
-    table = {}
+    """(network, batch, config) -> the row, for one session step and engine. A key measured
+    several times (train_benchmark --repeats, or a step run in several rounds) gets the row of its
+    median step time, with "repeats" (how many) and "range_ms" (fastest, slowest) added."""
+    groups = {}
     for r in rows:
         if r.get("step") == step and r.get("engine") == engine and "step_ms" in r:
-            table[(r["network"], r["batch"], r["config"])] = r
+            groups.setdefault((r["network"], r["batch"], r["config"]), []).append(r)
+    table = {}
+    for key, group in groups.items():
+        group = sorted(group, key=lambda r: r["step_ms"])
+        row = dict(group[(len(group) - 1) // 2])
+        if len(group) % 2 == 0:
+            row["step_ms"] = (group[len(group) // 2 - 1]["step_ms"] +
+                              group[len(group) // 2]["step_ms"]) / 2
+        row["repeats"] = len(group)
+        row["range_ms"] = (group[0]["step_ms"], group[-1]["step_ms"])
+        table[key] = row
     return table
+
+
+def repeats_note(table):
+    counts = sorted({r["repeats"] for r in table.values()})
+    if counts == [1]:
+        return ""
+    return (f"\nEach cell is the median of {'/'.join(map(str, counts))} measurements of the "
+            "configuration, taken in turn with the others.\n")
 
 
 def ms(row):
@@ -66,7 +86,7 @@ def plans_table(rows, step, capped):
         else:
             cells.append(f"{allc['step_ms'] / gpu['step_ms']:.2f}" if allc and gpu else "-")
         lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" + repeats_note(t)
 
 
 def engines_table(rows, bench_step, torch_steps):

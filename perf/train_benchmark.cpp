@@ -53,6 +53,7 @@ struct Options {
   std::string networks = "lenet,wide", batches = "64,256",
               configs = "cpu-only,gpu-only,all-cuda,cpu+gpu";
   std::string plan = "auto", sched, math = kDefaultProgramMath;
+  long repeats = 1;
   TimingOptions timing;
 };
 
@@ -266,23 +267,29 @@ int run(const Options &o) {
       const size_t batch = size_t(b);
       const Dataset data =
           random_dataset(specs[i], batch * size_t(o.timing.round), uint64_t(o.timing.seed));
-      for (const std::string &config : configs) {
-        const json::Object common = common_fields(networks[i], batch, config, o.math, machine);
-        if (config != "cpu-only" && machine.cuda_workers == 0) {
-          print_line(json::Object(common).string("skipped", "StarPU found no CUDA worker"));
-          std::fprintf(stderr, "%-8s %6zu %-9s skipped: no CUDA worker\n", networks[i].c_str(),
-                       batch, config.c_str());
-          continue;
+      // Repeats cycle through the configurations, so that a slow spell of a shared host falls
+      // on all of them alike and their ratios can be taken repeat by repeat.
+      for (long repeat = 0; repeat < o.repeats; ++repeat)
+        for (const std::string &config : configs) {
+          json::Object common = common_fields(networks[i], batch, config, o.math, machine);
+          if (o.repeats > 1) common.integer("repeat", repeat);
+          if (config != "cpu-only" && machine.cuda_workers == 0) {
+            if (repeat == 0) {
+              print_line(json::Object(common).string("skipped", "StarPU found no CUDA worker"));
+              std::fprintf(stderr, "%-8s %6zu %-9s skipped: no CUDA worker\n", networks[i].c_str(),
+                           batch, config.c_str());
+            }
+            continue;
+          }
+          env.apply(config);
+          const Result res = measure(o, specs[i], data, batch, config);
+          print_result(common, batch, res);
+          const TrainTiming &r = res.timing;
+          std::fprintf(stderr, "%-8s %6zu %-9s %10.3f %10.1f %7llu %4.0f/%-4.0f  %s\n",
+                       networks[i].c_str(), batch, config.c_str(), r.step_ms,
+                       double(batch) * 1000.0 / r.step_ms, (unsigned long long)r.tasks_per_step,
+                       r.cpu_tasks_per_step, r.cuda_tasks_per_step, r.plan.c_str());
         }
-        env.apply(config);
-        const Result res = measure(o, specs[i], data, batch, config);
-        print_result(common, batch, res);
-        const TrainTiming &r = res.timing;
-        std::fprintf(stderr, "%-8s %6zu %-9s %10.3f %10.1f %7llu %4.0f/%-4.0f  %s\n",
-                     networks[i].c_str(), batch, config.c_str(), r.step_ms,
-                     double(batch) * 1000.0 / r.step_ms, (unsigned long long)r.tasks_per_step,
-                     r.cpu_tasks_per_step, r.cuda_tasks_per_step, r.plan.c_str());
-      }
     }
   }
   return 0;
@@ -310,6 +317,10 @@ int main(int argc, char **argv) {
     args.add("batches", "LIST", "comma-separated batch sizes", &o.batches);
     args.add("configs", "LIST", "comma-separated: cpu-only, gpu-only, all-cuda, cpu+gpu",
              &o.configs);
+    args.add("repeats", "N",
+             "measure every configuration N times, cycling through them (each line gets its "
+             "\"repeat\")",
+             &o.repeats, 1, 1000);
     args.add("plan", "PLAN",
              "plan of the cpu+gpu configuration (see train --help; default auto, the measured "
              "search)",

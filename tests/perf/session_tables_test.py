@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""perf/session_tables.py on results it is given (repeated measurements reduced to their median,
+ratios taken from the medians), and train_benchmark --repeats cycling through its configurations.
+
+    session_tables_test.py SESSION_TABLES_PY TRAIN_BENCHMARK
+"""
+import json
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+
+tables, train_benchmark = sys.argv[1:3]
+failures = []
+
+
+def check(ok, what):
+    if not ok:
+        failures.append(what)
+        print("FAILED:", what)
+
+
+def row(step, network, batch, config, ms):
+    return {"step": step, "engine": "starcnn", "network": network, "batch": batch,
+            "config": config, "plan": "cuda" if config != "cpu-only" else "cpu", "step_ms": ms}
+
+
+# Random step times, several per configuration, shuffled: the table must show the medians and
+# all-cuda / gpu-only from them.
+rng = random.Random(7)
+times = {c: [rng.uniform(0.5, 9.0) for _ in range(rng.choice([3, 4, 5]))]
+         for c in ("cpu-only", "gpu-only", "all-cuda", "cpu+gpu")}
+rows = [row("ab-polling", "lenet", 64, c, t) for c, ts in times.items() for t in ts]
+rows.append(row("other", "lenet", 64, "gpu-only", 1000.0))  # another step: must be ignored
+rng.shuffle(rows)
+with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
+    f.write("\n".join(json.dumps(r) for r in rows) + "\n")
+out = subprocess.run([sys.executable, tables, f.name, "--bench-step", "ab-polling"],
+                     capture_output=True, text=True)
+check(out.returncode == 0, f"session_tables exit {out.returncode}: {out.stderr}")
+line = next((l for l in out.stdout.splitlines() if l.startswith("| lenet | 64 |")), "")
+cells = [c.strip() for c in line.strip("|").split("|")]
+med = {c: statistics.median(ts) for c, ts in times.items()}
+if len(cells) == 9:
+    for i, c in enumerate(("cpu-only", "gpu-only", "all-cuda", "cpu+gpu")):
+        check(abs(float(cells[2 + i]) - med[c]) < 1e-3, f"{c}: {cells[2 + i]} for median {med[c]:.4f}")
+    check(abs(float(cells[8]) - med["all-cuda"] / med["gpu-only"]) < 0.006,
+          f"all-cuda / gpu-only {cells[8]}, expected {med['all-cuda'] / med['gpu-only']:.3f}")
+    best = min(med["cpu-only"], med["gpu-only"], med["all-cuda"])
+    check(abs(float(cells[7]) - med["cpu+gpu"] / best) < 0.006,
+          f"auto / best single {cells[7]}, expected {med['cpu+gpu'] / best:.3f}")
+else:
+    check(False, f"no lenet b64 row of 9 cells in:\n{out.stdout}")
+check("median of" in out.stdout, "no note that cells are medians of repeats")
+
+# train_benchmark --repeats 2 with two configurations: a, b, a, b, each line with its repeat.
+r = subprocess.run([train_benchmark, "--networks", "lenet", "--batches", "4",
+                    "--configs", "cpu-only,gpu-only", "--repeats", "2", "--warmup", "1",
+                    "--steps", "1", "--round", "1"], capture_output=True, text=True, timeout=600)
+check(r.returncode == 0, f"train_benchmark --repeats: exit {r.returncode}\n{r.stderr}")
+lines = [json.loads(l) for l in r.stdout.splitlines() if l.startswith("{")]
+cpu = [l for l in lines if l["config"] == "cpu-only"]
+check([l.get("repeat") for l in cpu] == [0, 1], f"cpu-only repeats: {[l.get('repeat') for l in cpu]}")
+check(all("step_ms" in l for l in cpu), "a cpu-only repeat without step_ms")
+bad = subprocess.run([train_benchmark, "--repeats", "0"], capture_output=True, text=True)
+check(bad.returncode != 0 and "repeats" in bad.stderr, f"--repeats 0 accepted: {bad.stderr}")
+
+print("session_tables_test:", "FAILED" if failures else "ok")
+sys.exit(1 if failures else 0)
