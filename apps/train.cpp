@@ -326,7 +326,7 @@ void add_rank_fields(json::Object &summary, const MpiWorld &world, const BatchSh
 
 int train_network(const Options &o, const NetworkSpec &spec, const Dataset &train,
                   const Dataset &test, const std::optional<Checkpoint> &init,
-                  const Runtime &runtime, MpiWorld &world, std::string *summary);
+                  std::optional<Runtime> &runtime, MpiWorld &world, std::string *summary);
 
 // A failing rank stops the others at once: they would otherwise wait for its gradients forever.
 [[noreturn]] void stop_every_rank(MpiWorld &world, const char *what, int status) {
@@ -368,7 +368,8 @@ int load_and_train(const Options &o, MpiWorld &world, std::string *summary) {
       return 0;
     }
   }
-  Runtime runtime(RuntimeOptions{o.trace, "", -1});
+  std::optional<Runtime> runtime;
+  runtime.emplace(RuntimeOptions{o.trace, "", -1});
   StarpuMpiScope starpu_mpi(world);
   // Stopped before StarPU-MPI shuts down, which would wait for the other ranks forever.
   return stopping_every_rank_on_error(
@@ -379,12 +380,28 @@ int run(const Options &o, MpiWorld &world, std::string *summary) {
   return stopping_every_rank_on_error(world, [&] { return load_and_train(o, world, summary); });
 }
 
+// After auto's search chose a plan that leaves the CPU workers idle: StarPU again with one CPU
+// worker (cpu_workers_after_search says why). Not under mpirun (StarPU-MPI runs on top of this
+// StarPU) nor while tracing (one trace per run).
+void shed_idle_cpu_workers(const Options &o, const NetworkSpec &spec, const PlanSearch &search,
+                           const MpiWorld &world, std::optional<Runtime> &runtime) {
+  const int ncpu = cpu_workers_after_search(spec, search, runtime->workers());
+  if (ncpu < 0 || world.active() || !o.trace.empty()) return;
+  runtime.reset();
+  runtime.emplace(RuntimeOptions{o.trace, "", -1, nullptr, nullptr, ncpu});
+  std::printf(
+      "auto plan %s leaves the CPU workers idle: StarPU restarted with %s (idle workers "
+      "poll and slow the GPU's tasks; STARPU_NCPU keeps a number)\n",
+      search.plan.c_str(), runtime->describe_workers().c_str());
+}
+
 int train_network(const Options &o, const NetworkSpec &spec, const Dataset &train,
                   const Dataset &test, const std::optional<Checkpoint> &init,
-                  const Runtime &runtime, MpiWorld &world, std::string *summary) {
-  std::printf("StarPU scheduler %s, %s\n", runtime.describe_scheduler().c_str(),
-              runtime.describe_workers().c_str());
-  if (runtime.workers().cuda > 0) std::printf("CUDA convolutions in %s (--math)\n", o.math.c_str());
+                  std::optional<Runtime> &started, MpiWorld &world, std::string *summary) {
+  const Runtime &first = *started;
+  std::printf("StarPU scheduler %s, %s\n", first.describe_scheduler().c_str(),
+              first.describe_workers().c_str());
+  if (first.workers().cuda > 0) std::printf("CUDA convolutions in %s (--math)\n", o.math.c_str());
   const BatchShard shard = rank_shard(o, world);
   const std::unique_ptr<RankSum> rank_sum = world.make_rank_sum();
   if (world.size() > 1)
@@ -399,7 +416,7 @@ int train_network(const Options &o, const NetworkSpec &spec, const Dataset &trai
   config.seed = uint64_t(o.seed);
   config.log_every = size_t(o.log_every);
   config.shard = shard;
-  const MachineWorkers workers = runtime.workers();
+  MachineWorkers workers = first.workers();
   const std::string plan_text = !o.plan.empty() ? o.plan : workers.cuda > 0 ? "auto" : "none";
   NetworkPlanText plans = usage_errors_of("--plan", [&] { return parse_network_plan(plan_text); });
   std::optional<PlanSearch> search;
@@ -407,7 +424,10 @@ int train_network(const Options &o, const NetworkSpec &spec, const Dataset &trai
     search = search_plans(spec, train, config, workers);
     for (const std::string &line : describe(*search)) std::printf("%s\n", line.c_str());
     plans = parse_network_plan(search->plan);
+    shed_idle_cpu_workers(o, spec, *search, world, started);
+    workers = started->workers();
   }
+  const Runtime &runtime = *started;
   // The search's micro-batches (one per GPU, where that won) unless the user gave a count.
   const long micro_batches =
       search ? chosen_micro_batches(*search, o.micro_batches) : o.micro_batches;

@@ -62,7 +62,7 @@ SplitPlan parse_split_plan(const std::string &text, int filters, const MachineWo
 
 // The split by samples, `samples:K[/M]`: each step, K samples of the batch go through the whole
 // network on the CPU workers, as M micro-batches (independent task chains; 0: one per CPU worker,
-// of 4 samples or more), and the rest through it on the CUDA workers; the parameter gradients of
+// of 16 samples or more), and the rest through it on the CUDA workers; the parameter gradients of
 // both are summed. Weights live on the CUDA side.
 struct SampleSplit {
   int cpu_samples = 0;

@@ -6,7 +6,8 @@
 //   all-cuda  StarPU with every worker it finds, plan `cuda`: the GPU alone however many CPU
 //             workers wait beside it (it should match gpu-only)
 //   cpu+gpu   StarPU with every worker it finds, --plan (default auto: the measured search of
-//             model/train/plan_search.h, whose candidates are reported too)
+//             model/train/plan_search.h, whose candidates are reported too; when its choice
+//             leaves the CPU workers idle, StarPU restarts with one, as in train)
 // StarPU is started afresh for each measurement (environment set before starpu_init), so one run
 // measures every configuration. Steps are timed as perf/train_timing_support.h says (the same
 // procedure simulate runs under SimGrid): warm-up rounds (which also calibrate the history perf
@@ -158,18 +159,25 @@ struct Result {
 
 Result measure(const Options &o, const NetworkSpec &spec, const Dataset &data, size_t batch,
                const std::string &config) {
-  Runtime runtime;
+  std::optional<Runtime> runtime;
+  runtime.emplace();
   Result r;
-  r.scheduler = runtime.scheduler();
-  r.workers = runtime.describe_workers();
-  r.counts = runtime.workers();
   std::string plan = config == "cpu-only" ? "cpu" : config == "cpu+gpu" ? o.plan : "cuda";
   TimingOptions timing = o.timing;
   if (is_measured_auto(parse_network_plan(plan))) {
-    r.search = search_plan_for_timing(spec, data, batch, runtime.workers(), timing);
+    r.search = search_plan_for_timing(spec, data, batch, runtime->workers(), timing);
     plan = r.search->plan;
+    // As train does: a plan that leaves the CPU workers idle runs with one.
+    const int ncpu = cpu_workers_after_search(spec, *r.search, runtime->workers());
+    if (ncpu >= 0) {
+      runtime.reset();
+      runtime.emplace(RuntimeOptions{"", "", -1, nullptr, nullptr, ncpu});
+    }
   }
-  r.timing = time_training(spec, data, batch, plan, runtime.workers(), timing);
+  r.scheduler = runtime->scheduler();
+  r.workers = runtime->describe_workers();
+  r.counts = runtime->workers();
+  r.timing = time_training(spec, data, batch, plan, runtime->workers(), timing);
   return r;
 }
 

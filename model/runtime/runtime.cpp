@@ -26,6 +26,7 @@ Runtime::Runtime(const RuntimeOptions &options) {
   starpu_conf conf;
   starpu_conf_init(&conf);
   if (options.ncuda >= 0) conf.ncuda = options.ncuda;
+  if (options.ncpu >= 0) conf.ncpus = options.ncpu;
   if (!std::getenv("STARPU_SCHED") && cuda_devices_for_starpu() > 0) {
     conf.sched_policy_name = "dmdas";
     chose_scheduler_ = true;

@@ -20,6 +20,7 @@ struct RuntimeOptions {
   // it did not start before main); null: starpu_init's none.
   int *argc = nullptr;
   char ***argv = nullptr;
+  int ncpu = -1;  // CPU workers (-1: StarPU's choice; STARPU_NCPU wins)
 };
 
 class Runtime {

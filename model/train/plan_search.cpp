@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 
 namespace starcnn {
@@ -74,6 +75,31 @@ std::string filters_across_gpus(const NetworkSpec &spec, int gpus) {
 
 bool is_measured_auto(const NetworkPlanText &plans) {
   return plans.default_plan == "auto" && plans.overrides.empty();
+}
+
+bool leaves_cpu_workers_idle(const NetworkSpec &spec, const std::string &plan,
+                             const MachineWorkers &workers) {
+  const NetworkPlanText plans = parse_network_plan(plan);
+  const auto on_cuda = [&](const std::string &text, int filters) {
+    if (text == "auto" || text == "none") return false;
+    const SplitPlan split = parse_split_plan(text, filters, workers);
+    return std::all_of(split.parts.begin(), split.parts.end(),
+                       [](const SplitPart &p) { return kind_of(p.where) == Where::cuda; });
+  };
+  SampleSplit samples;
+  if (parse_sample_split(plans.default_plan, &samples)) return false;
+  const int any_filters = 1;  // the home's plan is a whole plan: one part, whatever the width
+  if (!on_cuda(plans.default_plan, any_filters)) return false;
+  for (const LayerSpec &layer : spec.layers)
+    if (layer.kind == LayerKind::conv && !on_cuda(plans.plan_for(layer.name), layer.out))
+      return false;
+  return true;
+}
+
+int cpu_workers_after_search(const NetworkSpec &spec, const PlanSearch &search,
+                             const MachineWorkers &workers) {
+  if (workers.cpu <= 1 || workers.cuda == 0 || std::getenv("STARPU_NCPU")) return -1;
+  return leaves_cpu_workers_idle(spec, search.plan, workers) ? 1 : -1;
 }
 
 void apply_plan(const NetworkPlanText &plans, const MachineWorkers &workers, long micro_batches,

@@ -36,7 +36,7 @@ struct TrainConfig {
   int micro_batches = 1;
   // The sample split (partition/split_plan.h): cpu_samples > 0 replaces micro_batches by one
   // micro-batch of the other samples on the CUDA workers and cpu_micro_batches (0: one per CPU
-  // worker, of 4 samples or more) on the CPU workers, every op of each on its side.
+  // worker, of 16 samples or more) on the CPU workers, every op of each on its side.
   SampleSplit samples;
   // Learning rate over the run: `lr` throughout, or cosine annealing from `lr` at step 0 to zero
   // at step `schedule_steps` (step counts from the first run, so a resumed run continues it).

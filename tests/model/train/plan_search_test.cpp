@@ -1,6 +1,7 @@
 // The plan text of the measured search's "filters across GPUs" candidate, read back by the plan
 // parser: every conv's filters in parts that sum to the layer's, one part per device (at most
-// one per filter), sizes within one of each other, each pinned to its own CUDA device.
+// one per filter), sizes within one of each other, each pinned to its own CUDA device. And which
+// plans leave the CPU workers idle (auto then restarts StarPU with one).
 #include "model/train/plan_search.h"
 
 #include "codelets/support/codelet_support.h"
@@ -9,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <set>
 
 namespace starcnn {
@@ -54,6 +56,44 @@ TEST(FiltersAcrossGpus, AConvOfFewerFiltersThanGpusTakesOnePerDevice) {
   const NetworkSpec spec = parse_network(
       "input 1 8 8\nconv 3 3 name=narrow\nrelu\nconv 5 3\nflatten\nlinear 10\n", "narrow");
   for (int gpus : {2, 4, 8}) expect_even_cut_over_gpus(spec, gpus);
+}
+
+// Which whole-network plans leave the CPU workers nothing but batch loading (then auto restarts
+// StarPU with one CPU worker): only plans whose home and every conv part are on CUDA workers.
+TEST(LeavesCpuWorkersIdle, OnlyPlansWithEveryOpOnCuda) {
+  const NetworkSpec lenet = load_network("lenet");
+  const MachineWorkers one_gpu{4, 1}, two_gpus{4, 2};
+  EXPECT_TRUE(leaves_cpu_workers_idle(lenet, "cuda", one_gpu));
+  EXPECT_TRUE(leaves_cpu_workers_idle(lenet, "cuda0", two_gpus));
+  EXPECT_TRUE(leaves_cpu_workers_idle(lenet, filters_across_gpus(lenet, 2), two_gpus));
+  EXPECT_TRUE(leaves_cpu_workers_idle(lenet, "cuda;conv1=cuda1", two_gpus));
+  EXPECT_FALSE(leaves_cpu_workers_idle(lenet, "cpu", one_gpu));
+  EXPECT_FALSE(leaves_cpu_workers_idle(lenet, "none", one_gpu));
+  EXPECT_FALSE(leaves_cpu_workers_idle(lenet, "samples:8", one_gpu));
+  EXPECT_FALSE(leaves_cpu_workers_idle(lenet, "samples:8/2", one_gpu));
+  EXPECT_FALSE(leaves_cpu_workers_idle(lenet, "cuda;conv1=2@cpu,4@cuda", one_gpu));
+  EXPECT_FALSE(leaves_cpu_workers_idle(lenet, "cuda;conv2=cpu:4", one_gpu));
+  EXPECT_FALSE(leaves_cpu_workers_idle(lenet, "cuda;conv1=none", one_gpu));
+  EXPECT_FALSE(leaves_cpu_workers_idle(lenet, "cuda;conv2=auto", one_gpu));
+  EXPECT_FALSE(leaves_cpu_workers_idle(lenet, "cuda;conv1=3@any,3@cuda", one_gpu));
+}
+
+TEST(LeavesCpuWorkersIdle, RestartOnlyWithSeveralCpuWorkersAndAGpu) {
+  const NetworkSpec lenet = load_network("lenet");
+  PlanSearch search;
+  search.plan = "cuda";
+  const char *user = std::getenv("STARPU_NCPU");
+  const std::string saved = user ? user : "";
+  unsetenv("STARPU_NCPU");
+  EXPECT_EQ(cpu_workers_after_search(lenet, search, {15, 1}), 1);
+  EXPECT_EQ(cpu_workers_after_search(lenet, search, {1, 1}), -1);
+  EXPECT_EQ(cpu_workers_after_search(lenet, search, {15, 0}), -1);
+  setenv("STARPU_NCPU", "15", 1);  // the user's count stays
+  EXPECT_EQ(cpu_workers_after_search(lenet, search, {15, 1}), -1);
+  unsetenv("STARPU_NCPU");
+  search.plan = "samples:8";
+  EXPECT_EQ(cpu_workers_after_search(lenet, search, {15, 1}), -1);
+  if (user) setenv("STARPU_NCPU", saved.c_str(), 1);
 }
 
 }  // namespace

@@ -125,27 +125,29 @@ TEST_P(TrainerMicroBatchesTest, SampleSplitTrainsLikeTheWholeBatch) {
 
 TEST(TrainerMicroBatches, CutBatchPlacesTheSampleSplit) {
   TrainConfig config;
-  config.batch = 64;
-  config.samples.cpu_samples = 22;
-  const std::vector<MicroBatch> cut = cut_batch(config, 4);  // 22 samples: 4 chains of 5-6
+  config.batch = 128;
+  config.samples.cpu_samples = 70;
+  const std::vector<MicroBatch> cut = cut_batch(config, 4);  // 70 samples: 4 chains of 17-18
   ASSERT_EQ(cut.size(), 5u);
   EXPECT_EQ(cut[0].first, 0u);
-  EXPECT_EQ(cut[0].size, 42u);
+  EXPECT_EQ(cut[0].size, 58u);
   EXPECT_FALSE(cut[0].placement.has_value());
-  size_t next = 42, on_cpu = 0;
+  size_t next = 58, on_cpu = 0;
   for (size_t m = 1; m < cut.size(); ++m) {
     EXPECT_EQ(cut[m].first, next);
-    EXPECT_TRUE(cut[m].size == 5 || cut[m].size == 6) << cut[m].size;
+    EXPECT_TRUE(cut[m].size == 17 || cut[m].size == 18) << cut[m].size;
     ASSERT_TRUE(cut[m].placement.has_value());
     EXPECT_EQ(cut[m].placement->home, Where::cpu);
     EXPECT_TRUE(cut[m].placement->convs_at_home);
     next += cut[m].size;
     on_cpu += cut[m].size;
   }
-  EXPECT_EQ(on_cpu, 22u);
-  config.samples.cpu_samples = 6;  // fewer than 4 samples per worker: fewer chains
+  EXPECT_EQ(on_cpu, 70u);
+  config.samples.cpu_samples = 40;  // fewer than 16 samples per worker: fewer chains
+  EXPECT_EQ(cut_batch(config, 16).size(), 1u + 2u);
+  config.samples.cpu_samples = 6;  // one chain however few
   EXPECT_EQ(cut_batch(config, 16).size(), 1u + 1u);
-  config.samples.cpu_samples = 64;  // nothing left for CUDA
+  config.samples.cpu_samples = 128;  // nothing left for CUDA
   EXPECT_THROW(cut_batch(config, 4), std::invalid_argument);
   config.samples.cpu_samples = 3;
   config.samples.cpu_micro_batches = 4;  // more chains than samples
