@@ -22,7 +22,7 @@ help:
 
 # setup-deps prints the prefixes of StarPU with FxT and of the fast StarPU on its last two lines;
 # the build reads them from these files.
-$(BUILD)/starpu-prefix: scripts/setup-deps scripts/starpu-cuda13.patch
+$(BUILD)/starpu-prefix: scripts/setup-deps scripts/starpu-1.3.10.patch
 	@mkdir -p $(BUILD)
 	scripts/setup-deps > $(BUILD)/starpu-prefix.tmp
 	@tail -n2 $(BUILD)/starpu-prefix.tmp | head -n1 > $(BUILD)/starpu-fxt-prefix
@@ -71,7 +71,7 @@ sanitize: deps data
 # (setup-deps --simgrid prints its prefix last), CPU codelets only (simulated CUDA workers take
 # stand-ins: no task runs), no MPI.
 SIM_BUILD ?= build-sim
-$(SIM_BUILD)/starpu-prefix: scripts/setup-deps scripts/starpu-cuda13.patch
+$(SIM_BUILD)/starpu-prefix: scripts/setup-deps scripts/starpu-1.3.10.patch
 	@mkdir -p $(SIM_BUILD)
 	scripts/setup-deps --simgrid > $(SIM_BUILD)/starpu-prefix.tmp
 	@tail -n1 $(SIM_BUILD)/starpu-prefix.tmp > $@ && rm -f $(SIM_BUILD)/starpu-prefix.tmp
