@@ -12,7 +12,6 @@
 #include "model/nn/network_spec.h"
 #include "model/nn/parameter_set.h"
 #include "model/runtime/runtime.h"
-#include "model/runtime/starpu_env.h"
 #include "model/train/evaluator.h"
 #include "model/train/plan_calibration.h"
 
@@ -206,11 +205,7 @@ int main(int argc, char **argv) {
     bool run_it = false;
     const Options options = parse_options(argc, argv, &run_it);
     if (!run_it) return 0;
-    apply_math_option(options.math);
-    usage_errors_of("environment", [] {
-      check_starpu_environment();
-      return 0;
-    });
+    prepare_run(options.math);
     return run(options);
   });
 }

@@ -21,7 +21,6 @@
 #include "model/nn/parameter_set.h"
 #include "model/runtime/run_stats.h"
 #include "model/runtime/runtime.h"
-#include "model/runtime/starpu_env.h"
 #include "model/train/plan_calibration.h"
 #include "model/train/plan_search.h"
 #include "model/train/trainer.h"
@@ -380,19 +379,19 @@ int run(const Options &o, MpiWorld &world, std::string *summary) {
   return stopping_every_rank_on_error(world, [&] { return load_and_train(o, world, summary); });
 }
 
-// After auto's search chose a plan that leaves the CPU workers idle: StarPU again with one CPU
-// worker (cpu_workers_after_search says why). Not under mpirun (StarPU-MPI runs on top of this
-// StarPU) nor while tracing (one trace per run).
-void shed_idle_cpu_workers(const Options &o, const NetworkSpec &spec, const PlanSearch &search,
+// A plan (given, or auto's choice) that leaves the CPU workers idle runs on a StarPU restarted
+// with one CPU worker (cpu_workers_for_plan says why). Not under mpirun (StarPU-MPI runs on top
+// of this StarPU) nor while tracing (one trace per run).
+void shed_idle_cpu_workers(const Options &o, const NetworkSpec &spec, const std::string &plan,
                            const MpiWorld &world, std::optional<Runtime> &runtime) {
-  const int ncpu = cpu_workers_after_search(spec, search, runtime->workers());
+  const int ncpu = cpu_workers_for_plan(spec, plan, runtime->workers());
   if (ncpu < 0 || world.active() || !o.trace.empty()) return;
   runtime.reset();
   runtime.emplace(RuntimeOptions{o.trace, "", -1, nullptr, nullptr, ncpu});
   std::printf(
-      "auto plan %s leaves the CPU workers idle: StarPU restarted with %s (idle workers "
-      "poll and slow the GPU's tasks; STARPU_NCPU keeps a number)\n",
-      search.plan.c_str(), runtime->describe_workers().c_str());
+      "plan %s leaves the CPU workers idle: StarPU restarted with %s (idle workers poll "
+      "and slow the GPU's tasks; STARPU_NCPU keeps a number)\n",
+      plan.c_str(), runtime->describe_workers().c_str());
 }
 
 int train_network(const Options &o, const NetworkSpec &spec, const Dataset &train,
@@ -424,9 +423,9 @@ int train_network(const Options &o, const NetworkSpec &spec, const Dataset &trai
     search = search_plans(spec, train, config, workers);
     for (const std::string &line : describe(*search)) std::printf("%s\n", line.c_str());
     plans = parse_network_plan(search->plan);
-    shed_idle_cpu_workers(o, spec, *search, world, started);
-    workers = started->workers();
   }
+  shed_idle_cpu_workers(o, spec, search ? search->plan : plan_text, world, started);
+  workers = started->workers();
   const Runtime &runtime = *started;
   // The search's micro-batches (one per GPU, where that won) unless the user gave a count.
   const long micro_batches =
@@ -548,11 +547,7 @@ int main(int argc, char **argv) {
     bool run_it = false;
     const Options options = parse_options(argc, argv, &run_it);
     if (!run_it) return 0;
-    apply_math_option(options.math);
-    usage_errors_of("environment", [] {
-      check_starpu_environment();
-      return 0;
-    });
+    prepare_run(options.math);
     if (!options.checkpoint.empty()) try {
         check_writable_destination(options.checkpoint);
       } catch (const AtomicFileError &e) {

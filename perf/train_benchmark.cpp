@@ -168,7 +168,7 @@ Result measure(const Options &o, const NetworkSpec &spec, const Dataset &data, s
     r.search = search_plan_for_timing(spec, data, batch, runtime->workers(), timing);
     plan = r.search->plan;
     // As train does: a plan that leaves the CPU workers idle runs with one.
-    const int ncpu = cpu_workers_after_search(spec, *r.search, runtime->workers());
+    const int ncpu = cpu_workers_for_plan(spec, plan, runtime->workers());
     if (ncpu >= 0) {
       runtime.reset();
       runtime.emplace(RuntimeOptions{"", "", -1, nullptr, nullptr, ncpu});

@@ -1,5 +1,7 @@
 #include "apps/cli/math_option.h"
 
+#include "model/runtime/starpu_env.h"
+
 namespace starcnn {
 
 void add_math_option(ArgParser &args, std::string *math) {
@@ -15,6 +17,14 @@ ConvMath apply_math_option(const std::string &math) {
   if (!parsed) throw UsageError("--math must be fp32 or tf32, got '" + math + "'");
   set_conv_math(*parsed);
   return *parsed;
+}
+
+void prepare_run(const std::string &math) {
+  apply_math_option(math);
+  usage_errors_of("environment", [] {
+    check_starpu_environment();
+    return 0;
+  });
 }
 
 }  // namespace starcnn

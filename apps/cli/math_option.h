@@ -18,4 +18,8 @@ void add_math_option(ArgParser &args, std::string *math);
 // Makes `math` (a value --math accepted) the process's convolution math and returns it.
 ConvMath apply_math_option(const std::string &math);
 
+// What train and infer do between parsing their options and starting StarPU: apply --math and
+// check StarPU's environment variables (a malformed one is a usage error naming it).
+void prepare_run(const std::string &math);
+
 }  // namespace starcnn

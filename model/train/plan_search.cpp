@@ -79,27 +79,31 @@ bool is_measured_auto(const NetworkPlanText &plans) {
 
 bool leaves_cpu_workers_idle(const NetworkSpec &spec, const std::string &plan,
                              const MachineWorkers &workers) {
-  const NetworkPlanText plans = parse_network_plan(plan);
   const auto on_cuda = [&](const std::string &text, int filters) {
     if (text == "auto" || text == "none") return false;
     const SplitPlan split = parse_split_plan(text, filters, workers);
     return std::all_of(split.parts.begin(), split.parts.end(),
                        [](const SplitPart &p) { return kind_of(p.where) == Where::cuda; });
   };
-  SampleSplit samples;
-  if (parse_sample_split(plans.default_plan, &samples)) return false;
-  const int any_filters = 1;  // the home's plan is a whole plan: one part, whatever the width
-  if (!on_cuda(plans.default_plan, any_filters)) return false;
-  for (const LayerSpec &layer : spec.layers)
-    if (layer.kind == LayerKind::conv && !on_cuda(plans.plan_for(layer.name), layer.out))
-      return false;
-  return true;
+  try {
+    const NetworkPlanText plans = parse_network_plan(plan);
+    SampleSplit samples;
+    if (parse_sample_split(plans.default_plan, &samples)) return false;
+    const int any_filters = 1;  // the home's plan is a whole plan: one part, whatever the width
+    if (!on_cuda(plans.default_plan, any_filters)) return false;
+    for (const LayerSpec &layer : spec.layers)
+      if (layer.kind == LayerKind::conv && !on_cuda(plans.plan_for(layer.name), layer.out))
+        return false;
+    return true;
+  } catch (const std::invalid_argument &) {
+    return false;  // a malformed plan is reported where the network is built from it
+  }
 }
 
-int cpu_workers_after_search(const NetworkSpec &spec, const PlanSearch &search,
-                             const MachineWorkers &workers) {
+int cpu_workers_for_plan(const NetworkSpec &spec, const std::string &plan,
+                         const MachineWorkers &workers) {
   if (workers.cpu <= 1 || workers.cuda == 0 || std::getenv("STARPU_NCPU")) return -1;
-  return leaves_cpu_workers_idle(spec, search.plan, workers) ? 1 : -1;
+  return leaves_cpu_workers_idle(spec, plan, workers) ? 1 : -1;
 }
 
 void apply_plan(const NetworkPlanText &plans, const MachineWorkers &workers, long micro_batches,

@@ -76,13 +76,13 @@ bool is_measured_auto(const NetworkPlanText &plans);
 bool leaves_cpu_workers_idle(const NetworkSpec &spec, const std::string &plan,
                              const MachineWorkers &workers);
 
-// The CPU workers StarPU should restart with once the search chose its plan: 1 when the plan
-// leaves them idle, there are several and STARPU_NCPU does not fix their number; -1 (keep them
-// all) otherwise. Idle CPU workers of StarPU 1.3 poll without sleeping, and on the H200 machine
-// they made the GPU's steps 5-33% slower than with one CPU worker (interleaved measurements,
-// perf/results/h200-2026-12-03-g); with one, the data-loading tasks still have their worker.
-int cpu_workers_after_search(const NetworkSpec &spec, const PlanSearch &search,
-                             const MachineWorkers &workers);
+// The CPU workers StarPU should run `plan` with: 1 when the plan leaves them idle, there are
+// several and STARPU_NCPU does not fix their number; -1 (keep them all) otherwise. Idle CPU
+// workers of StarPU 1.3 poll without sleeping, and on the H200 machine 15 of them made the GPU's
+// steps 1.05-1.33x slower than one (interleaved measurements, perf/results/h200-2026-12-03-g);
+// with one, the data-loading tasks still have their worker.
+int cpu_workers_for_plan(const NetworkSpec &spec, const std::string &plan,
+                         const MachineWorkers &workers);
 
 // What train builds for a --plan text on these workers: the TrainConfig's micro-batches and
 // sample split (a sample split, or a plan that keeps the network on the CPU, changes them).

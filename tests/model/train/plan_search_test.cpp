@@ -76,23 +76,22 @@ TEST(LeavesCpuWorkersIdle, OnlyPlansWithEveryOpOnCuda) {
   EXPECT_FALSE(leaves_cpu_workers_idle(lenet, "cuda;conv1=none", one_gpu));
   EXPECT_FALSE(leaves_cpu_workers_idle(lenet, "cuda;conv2=auto", one_gpu));
   EXPECT_FALSE(leaves_cpu_workers_idle(lenet, "cuda;conv1=3@any,3@cuda", one_gpu));
+  EXPECT_FALSE(leaves_cpu_workers_idle(lenet, "cuda;conv1=9@cuda", one_gpu));  // malformed
+  EXPECT_FALSE(leaves_cpu_workers_idle(lenet, "cuda3", one_gpu));              // no such GPU
 }
 
 TEST(LeavesCpuWorkersIdle, RestartOnlyWithSeveralCpuWorkersAndAGpu) {
   const NetworkSpec lenet = load_network("lenet");
-  PlanSearch search;
-  search.plan = "cuda";
   const char *user = std::getenv("STARPU_NCPU");
   const std::string saved = user ? user : "";
   unsetenv("STARPU_NCPU");
-  EXPECT_EQ(cpu_workers_after_search(lenet, search, {15, 1}), 1);
-  EXPECT_EQ(cpu_workers_after_search(lenet, search, {1, 1}), -1);
-  EXPECT_EQ(cpu_workers_after_search(lenet, search, {15, 0}), -1);
+  EXPECT_EQ(cpu_workers_for_plan(lenet, "cuda", {15, 1}), 1);
+  EXPECT_EQ(cpu_workers_for_plan(lenet, "cuda", {1, 1}), -1);
+  EXPECT_EQ(cpu_workers_for_plan(lenet, "cuda", {15, 0}), -1);
+  EXPECT_EQ(cpu_workers_for_plan(lenet, "samples:8", {15, 1}), -1);
   setenv("STARPU_NCPU", "15", 1);  // the user's count stays
-  EXPECT_EQ(cpu_workers_after_search(lenet, search, {15, 1}), -1);
+  EXPECT_EQ(cpu_workers_for_plan(lenet, "cuda", {15, 1}), -1);
   unsetenv("STARPU_NCPU");
-  search.plan = "samples:8";
-  EXPECT_EQ(cpu_workers_after_search(lenet, search, {15, 1}), -1);
   if (user) setenv("STARPU_NCPU", saved.c_str(), 1);
 }
 
