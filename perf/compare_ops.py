@@ -1,18 +1,19 @@
 #!/usr/bin/env python3
-"""Side by side: starcnn's op times (perf/op_benchmark) against PyTorch's (perf/torch_ops.py).
+"""Side by side: starcnn's op times (perf/op_benchmark) against PyTorch's (perf/torch/torch_ops.py).
 
 Joins the two JSON-lines files on (device, batch, layer, op) and prints a Markdown table with
 both times in microseconds and the ratio starcnn / pytorch (above 1: starcnn is slower):
     build/perf/op_benchmark > starcnn.jsonl
-    python3 perf/torch_ops.py > torch.jsonl
+    python3 perf/torch/torch_ops.py > torch.jsonl
     python3 perf/compare_ops.py starcnn.jsonl torch.jsonl [--csv compare.csv]
 Ops found in one file only are listed with "-" for the other. Lines that are not JSON objects
 (comments, StarPU's messages) are skipped. Standard library only.
 """
 import argparse
 import csv
-import json
 import sys
+
+from json_lines import json_lines
 
 KEY = ("device", "batch", "layer", "op")
 COLUMNS = ["device", "batch", "layer", "op", "starcnn_us", "starcnn_kernel_us", "starcnn_exec_us",
@@ -22,21 +23,13 @@ COLUMNS = ["device", "batch", "layer", "op", "starcnn_us", "starcnn_kernel_us", 
 def read_rows(path, engine):
     """{key: row} of the JSON lines of `engine` in `path`."""
     rows = {}
-    with open(path, encoding="utf-8") as lines:
-        for number, line in enumerate(lines, 1):
-            line = line.strip()
-            if not line.startswith("{"):
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as error:
-                sys.exit(f"compare_ops: {path}:{number}: not JSON: {error}")
-            if row.get("engine") != engine:
-                continue
-            missing = [field for field in KEY + ("us_per_call",) if field not in row]
-            if missing:
-                sys.exit(f"compare_ops: {path}:{number}: no {', '.join(missing)}")
-            rows[tuple(row[field] for field in KEY)] = row
+    for number, row in json_lines(path, "compare_ops"):
+        if row.get("engine") != engine:
+            continue
+        missing = [field for field in KEY + ("us_per_call",) if field not in row]
+        if missing:
+            sys.exit(f"compare_ops: {path}:{number}: no {', '.join(missing)}")
+        rows[tuple(row[field] for field in KEY)] = row
     if not rows:
         sys.exit(f"compare_ops: {path}: no {engine} rows")
     return rows
@@ -81,7 +74,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("starcnn", help="JSON lines of perf/op_benchmark")
-    parser.add_argument("pytorch", help="JSON lines of perf/torch_ops.py")
+    parser.add_argument("pytorch", help="JSON lines of perf/torch/torch_ops.py")
     parser.add_argument("--csv", metavar="PATH", help="also write the joined table as CSV")
     args = parser.parse_args()
     try:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Puts starcnn's training-step timings (perf/train_benchmark) beside PyTorch's
-(perf/torch_train.py) as a Markdown table.
+(perf/torch/torch_train.py) as a Markdown table.
 
     python3 perf/compare_train.py starcnn_train.jsonl torch_train.jsonl > train.md
 

@@ -1,6 +1,6 @@
 // Microseconds per call of every op of the seed's net (lenet on 3x32x32) run as StarPU tasks, on
 // CPU workers and on CUDA workers: one JSON line per (device, batch, layer, op) on stdout, with the
-// fields and op names of perf/torch_ops.py so that perf/compare_ops.py can join the two.
+// fields and op names of perf/torch/torch_ops.py so that perf/compare_ops.py can join the two.
 //
 // Method, per op: its operands are random (never zeros) and registered once; R calls are submitted
 // back to back restricted to one worker kind and waited for; us_per_call is the median over rounds

@@ -10,27 +10,21 @@ Lines of other tools in the same files are ignored, so gpu-session's results.jso
 whole; `--step-prefix mps-` keeps only the lines of steps whose name starts with it.
 """
 import argparse
-import json
 import math
 import sys
+
+from json_lines import json_lines
 
 
 def read_lines(paths, step_prefix):
     rows = []
     for path in paths:
-        with open(path) as f:
-            for number, line in enumerate(f, 1):
-                if not line.startswith("{"):
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as e:
-                    sys.exit(f"plot_sweep: {path}:{number}: not JSON ({e})")
-                if row.get("tool") != "split_sweep":
-                    continue
-                if step_prefix and not str(row.get("step", "")).startswith(step_prefix):
-                    continue
-                rows.append(row)
+        for _, row in json_lines(path, "plot_sweep"):
+            if row.get("tool") != "split_sweep":
+                continue
+            if step_prefix and not str(row.get("step", "")).startswith(step_prefix):
+                continue
+            rows.append(row)
     return rows
 
 

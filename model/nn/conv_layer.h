@@ -23,8 +23,6 @@ class ConvLayer : public Layer {
   std::string describe() const override;
   void forward(const Tensor &input) override;
   void backward(const Tensor &input, const Tensor &output_grad, bool need_input_grad) override;
-  const Tensor &output() const override { return output_; }
-  const Tensor &input_grad() const override { return input_grad_; }
 
  private:
   Conv2dShape task_shape(const PartTask &task) const;
@@ -37,7 +35,6 @@ class ConvLayer : public Layer {
   std::vector<PartTask> tasks_;
   MergeShape merge_;
   std::vector<Tensor> pieces_, piece_grads_;
-  Tensor output_, input_grad_;
 };
 
 }  // namespace starcnn

@@ -29,12 +29,13 @@ class Layer {
   // Submits the tasks computing the parameter gradients and, if `need_input_grad`, input_grad(),
   // from `input` (as in forward) and `output_grad` (the gradient of output()).
   virtual void backward(const Tensor &input, const Tensor &output_grad, bool need_input_grad) = 0;
-  virtual const Tensor &output() const = 0;
-  virtual const Tensor &input_grad() const = 0;
+  const Tensor &output() const { return output_; }
+  const Tensor &input_grad() const { return input_grad_; }
 
  protected:
   GradientAccess grad_access_ = GradientAccess::overwrite;
   Where where_ = Where::any;
+  Tensor output_, input_grad_;  // made by each layer's constructor
 };
 
 }  // namespace starcnn

@@ -15,14 +15,12 @@ class LinearLayer : public Layer {
   std::string describe() const override;
   void forward(const Tensor &input) override;
   void backward(const Tensor &input, const Tensor &output_grad, bool need_input_grad) override;
-  const Tensor &output() const override { return output_; }
-  const Tensor &input_grad() const override { return input_grad_; }
 
  private:
   LinearShape shape_;
   Parameter &weight_, &bias_;
   bool fused_relu_;
-  Tensor output_, pre_relu_grad_, input_grad_;
+  Tensor pre_relu_grad_;
 };
 
 }  // namespace starcnn

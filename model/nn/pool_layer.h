@@ -13,13 +13,11 @@ class PoolLayer : public Layer {
   std::string describe() const override;
   void forward(const Tensor &input) override;
   void backward(const Tensor &input, const Tensor &output_grad, bool need_input_grad) override;
-  const Tensor &output() const override { return output_; }
-  const Tensor &input_grad() const override { return input_grad_; }
 
  private:
   MaxpoolShape shape_;
   bool fused_relu_;
-  Tensor output_, argmax_, input_grad_;
+  Tensor argmax_;
 };
 
 }  // namespace starcnn

@@ -4,8 +4,10 @@
 
 namespace starcnn {
 
-ReluLayer::ReluLayer(const std::vector<int> &shape, const std::string &name)
-    : output_(shape, name + ".out"), input_grad_(shape, name + ".dx") {}
+ReluLayer::ReluLayer(const std::vector<int> &shape, const std::string &name) {
+  output_ = Tensor(shape, name + ".out");
+  input_grad_ = Tensor(shape, name + ".dx");
+}
 
 void ReluLayer::forward(const Tensor &input) {
   submit_relu_forward(input.handle(), output_.handle(), where_);

@@ -12,11 +12,8 @@ class ReluLayer : public Layer {
   std::string describe() const override { return "relu"; }
   void forward(const Tensor &input) override;
   void backward(const Tensor &input, const Tensor &output_grad, bool need_input_grad) override;
-  const Tensor &output() const override { return output_; }
-  const Tensor &input_grad() const override { return input_grad_; }
 
  private:
-  Tensor output_, input_grad_;
 };
 
 }  // namespace starcnn

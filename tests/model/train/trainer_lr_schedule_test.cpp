@@ -5,6 +5,7 @@
 #include "model/nn/network_spec.h"
 #include "model/nn/parameter_set.h"
 #include "model/train/trainer.h"
+#include "tests/support/small_dataset.h"
 #include "tests/support/starpu_runtime.h"
 
 #include <gtest/gtest.h>
@@ -18,14 +19,7 @@ namespace starcnn {
 namespace {
 
 Dataset small_dataset() {
-  const size_t count = 20;  // 5 steps of 4
-  std::vector<uint8_t> pixels(count * 64), labels(count);
-  for (size_t i = 0; i < pixels.size(); ++i) pixels[i] = uint8_t(i * 53 % 251);
-  for (size_t i = 0; i < count; ++i) labels[i] = uint8_t(i % 3);
-  Preprocess pre;
-  pre.mean = {0.5f};
-  pre.stddev = {0.25f};
-  return make_dataset(pixels.data(), labels.data(), count, 1, 8, 8, 3, pre);
+  return testing::small_dataset(20, 1, 8, 8, 3, 53);  // 5 steps of 4
 }
 
 std::vector<NamedTensor> weights_after(int64_t max_steps, int64_t anneal_steps) {

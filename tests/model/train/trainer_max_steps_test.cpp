@@ -4,6 +4,7 @@
 #include "model/nn/network_spec.h"
 #include "model/nn/parameter_set.h"
 #include "model/train/trainer.h"
+#include "tests/support/small_dataset.h"
 #include "tests/support/starpu_runtime.h"
 
 #include <gtest/gtest.h>
@@ -20,14 +21,7 @@ TEST(TrainerMaxSteps, StopsAfterMaxStepsOverEpochs) {
   ASSERT_TRUE(runtime.started());
   const NetworkSpec spec =
       parse_network("input 1 8 8\nconv 2 3\nrelu\nmaxpool 2\nflatten\nlinear 3\n", "tiny.net");
-  const size_t count = 40;  // 10 steps of 4 per epoch
-  std::vector<uint8_t> pixels(count * 64), labels(count);
-  for (size_t i = 0; i < pixels.size(); ++i) pixels[i] = uint8_t(i * 37 % 251);
-  for (size_t i = 0; i < count; ++i) labels[i] = uint8_t(i % 3);
-  Preprocess pre;
-  pre.mean = {0.5f};
-  pre.stddev = {0.25f};
-  const Dataset data = make_dataset(pixels.data(), labels.data(), count, 1, 8, 8, 3, pre);
+  const Dataset data = testing::small_dataset(40, 1, 8, 8, 3, 37);  // 10 steps of 4 per epoch
   ParameterSet params(spec, parse_network_plan("none"), {int(starpu_cpu_worker_get_count()), 0});
   params.initialize(1);
   TrainConfig config;

@@ -8,6 +8,7 @@
 #include "model/nn/parameter_set.h"
 #include "model/train/trainer.h"
 #include "tests/support/scheduler_fixture.h"
+#include "tests/support/small_dataset.h"
 
 #include <gtest/gtest.h>
 
@@ -24,14 +25,7 @@ namespace {
 class TrainerMicroBatchesTest : public testing::CpuSchedulerTest {};
 
 Dataset random_dataset(size_t count) {
-  std::mt19937 gen(7);
-  std::vector<uint8_t> pixels(count * 144), labels(count);
-  for (uint8_t &p : pixels) p = uint8_t(gen() % 256);
-  for (uint8_t &l : labels) l = uint8_t(gen() % 5);
-  Preprocess pre;
-  pre.mean = {0.5f};
-  pre.stddev = {0.3f};
-  return make_dataset(pixels.data(), labels.data(), count, 1, 12, 12, 5, pre);
+  return testing::small_dataset(count, 1, 12, 12, 5, 7);
 }
 
 struct TrainedRun {

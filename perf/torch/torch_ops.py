@@ -2,7 +2,7 @@
 """PyTorch timings of every op of the seed's net (lenet on 3x32x32), one JSON line per op.
 
 The same ops, shapes and batches as perf/op_benchmark, so the two can be put side by side:
-    python3 perf/torch_ops.py --batches 64 256 --devices cpu cuda > torch_ops.jsonl
+    python3 perf/torch/torch_ops.py --batches 64 256 --devices cpu cuda > torch_ops.jsonl
 CPU timings use one thread (a StarPU CPU task runs on one core); GPU timings use CUDA events.
 """
 import argparse

@@ -11,7 +11,7 @@ zero_grad + forward + backward + step. Configurations:
                        capture recipe); only the batch copy runs outside the graph
 Steps run in rounds of --round steps with one synchronisation at the end of each round (as
 train_benchmark does); step_ms is the median over rounds of round time / steps.
-    python3 perf/torch_train.py --networks lenet wide --batches 64 256 > torch_train.jsonl
+    python3 perf/torch/torch_train.py --networks lenet wide --batches 64 256 > torch_train.jsonl
 """
 import argparse
 import json

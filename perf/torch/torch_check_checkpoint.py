@@ -4,7 +4,7 @@
 An independent check of starcnn's checkpoints and preprocessing: the safetensors file is decoded
 with the standard library alone (8-byte header length, JSON header, raw float32 data), the model
 is PyTorch's own lenet, and the preprocessing is read from the checkpoint's metadata.
-    python3 perf/torch_check_checkpoint.py CHECKPOINT [DATA_DIR]
+    python3 perf/torch/torch_check_checkpoint.py CHECKPOINT [DATA_DIR]
 """
 import json
 import struct
