@@ -2,7 +2,8 @@
 """Simulated against measured step times: for every starcnn measurement of a results.jsonl
 (train_benchmark lines, and the measured candidates of its auto search), runs simulate on the
 same network, batch, plan and workers with the perf models of the machine that measured it, and
-writes the pairs with the relative error (JSON lines) and a Markdown table.
+writes the pairs with the relative error (JSON lines) and a Markdown table. A case measured
+several times (train_benchmark --repeats) is compared by the median of its measurements.
 
   python3 perf/validate_simulation.py --simulate build-sim/perf/simulate \
       --results perf/results/h200-2026-12-03-a/results.jsonl \
@@ -12,6 +13,7 @@ writes the pairs with the relative error (JSON lines) and a Markdown table.
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 
@@ -97,11 +99,18 @@ def main():
     models = parse_models(a.models)
     os.makedirs(a.out, exist_ok=True)
     rows, lines = [], []
-    for step, network, batch, config, plan, gpus, cpus, micro, measured in cases(a.results, models):
+    # A case measured several times (train_benchmark --repeats) is simulated once, against the
+    # median of its measurements (the simulation is deterministic).
+    measurements = {}
+    for case in cases(a.results, models):
+        measurements.setdefault(case[:-1], []).append(case[-1])
+    for (step, network, batch, config, plan, gpus, cpus, micro), times in measurements.items():
+        measured = statistics.median(times)
         command, sim, error = simulate(a.simulate, models[step], network, batch, plan, gpus, cpus,
                                        micro, a.sim_args.split(), a.timeout)
         record = {"step": step, "network": network, "batch": batch, "config": config,
                   "plan": plan, "gpus": gpus, "cpus": cpus, "measured_ms": measured,
+                  "measurements": times,
                   "simulated_ms": sim["step_ms"] if sim else None,
                   "error": (sim["step_ms"] - measured) / measured if sim else None,
                   "simulate_error": error, "command": " ".join(command)}
