@@ -155,6 +155,7 @@ struct Result {
   MachineWorkers counts;
   TrainTiming timing;
   std::optional<PlanSearch> search;  // --plan auto
+  MachineWorkers search_workers;     // the workers the search ran on
 };
 
 Result measure(const Options &o, const NetworkSpec &spec, const Dataset &data, size_t batch,
@@ -165,7 +166,8 @@ Result measure(const Options &o, const NetworkSpec &spec, const Dataset &data, s
   std::string plan = config == "cpu-only" ? "cpu" : config == "cpu+gpu" ? o.plan : "cuda";
   TimingOptions timing = o.timing;
   if (is_measured_auto(parse_network_plan(plan))) {
-    r.search = search_plan_for_timing(spec, data, batch, runtime->workers(), timing);
+    r.search_workers = runtime->workers();
+    r.search = search_plan_for_timing(spec, data, batch, r.search_workers, timing);
     plan = r.search->plan;
     // As train does: a plan that leaves the CPU workers idle runs with one.
     const int ncpu = cpu_workers_for_plan(spec, plan, runtime->workers());
@@ -233,7 +235,9 @@ void print_result(json::Object line, size_t batch, const Result &res) {
       .integer("round", r.timed_steps / std::max<size_t>(r.rounds, 1));
   // Negative: no auto plan; NaN (written as null): the perf models had no prediction.
   if (res.search && !res.search->candidates.empty()) {
-    line.array("auto_candidates", candidates_json(*res.search));  // --plan auto's search
+    line.array("auto_candidates", candidates_json(*res.search))  // --plan auto's search
+        .integer("search_cpu_workers", res.search_workers.cpu)
+        .integer("search_cuda_workers", res.search_workers.cuda);
   }
   print_line(line);
 }

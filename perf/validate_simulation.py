@@ -52,10 +52,15 @@ def cases(results_path, models):
         base = (r["step"], r["network"], r["batch"], r["config"])
         if r["config"] != "cpu+gpu":
             yield base + (r["plan"], gpus, cpus, r["micro_batches"], r["step_ms"])
+        # The search ran on every worker StarPU started with (auto may restart StarPU with one
+        # CPU worker afterwards): search_cpu_workers, or, in results older than that field,
+        # StarPU's default of one CPU worker per core left by the CUDA workers.
+        search_cpus = r.get("search_cpu_workers", r.get("machine", {}).get("cores", cpus + gpus) -
+                            gpus)
         for c in r.get("auto_candidates", []):
             if c.get("measured_ms") is not None:
                 # Candidates are timed by the search (a few steps each), micro-batches as train's.
-                yield base[:3] + ("auto candidate",) + (c["plan"], gpus, cpus, 0,
+                yield base[:3] + ("auto candidate",) + (c["plan"], gpus, search_cpus, 0,
                                                         c["measured_ms"])
 
 
