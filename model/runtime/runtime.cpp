@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <stdexcept>
+#include <string>
 
 namespace starcnn {
 
@@ -35,6 +36,18 @@ Runtime::Runtime(const RuntimeOptions &options) {
   if (ret == -ENODEV) throw std::runtime_error("StarPU found no worker to run tasks on");
   if (ret != 0)
     throw std::runtime_error("StarPU failed to start (error " + std::to_string(ret) + ")");
+  // Batches are loaded by CPU tasks: without a CPU worker every run would wait forever (H200:
+  // STARPU_NCPU=1 with STARPU_RESERVE_NCPU=1 hung).
+  if (starpu_cpu_worker_get_count() == 0) {
+    starpu_shutdown();
+    const auto value = [](const char *name) {
+      const char *v = std::getenv(name);
+      return std::string(name) + "=" + (v ? v : "(unset)");
+    };
+    throw std::runtime_error("StarPU started no CPU worker (" + value("STARPU_NCPU") + ", " +
+                             value("STARPU_RESERVE_NCPU") +
+                             "): starcnn needs one, which loads the batches");
+  }
   start_codelet_resources();
 }
 
