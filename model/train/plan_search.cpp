@@ -89,8 +89,7 @@ bool leaves_cpu_workers_idle(const NetworkSpec &spec, const std::string &plan,
     const NetworkPlanText plans = parse_network_plan(plan);
     SampleSplit samples;
     if (parse_sample_split(plans.default_plan, &samples)) return false;
-    const int any_filters = 1;  // the home's plan is a whole plan: one part, whatever the width
-    if (!on_cuda(plans.default_plan, any_filters)) return false;
+    if (kind_of(home_of(plans, workers)) != Where::cuda) return false;
     for (const LayerSpec &layer : spec.layers)
       if (layer.kind == LayerKind::conv && !on_cuda(plans.plan_for(layer.name), layer.out))
         return false;

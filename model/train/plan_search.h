@@ -71,8 +71,8 @@ std::string filters_across_gpus(const NetworkSpec &spec, int gpus);
 bool is_measured_auto(const NetworkPlanText &plans);
 
 // True when every op of `plan` (a whole-network plan text) runs on CUDA workers, so that the CPU
-// workers would only load batches: the network's home and every convolution's parts are cuda or
-// cudaN (no sample split, no CPU or any-worker part, no per-layer auto).
+// workers would only load batches: the network's home (home_of) and every convolution's parts are
+// cuda or cudaN (no sample split, no CPU or any-worker part, no per-layer auto).
 bool leaves_cpu_workers_idle(const NetworkSpec &spec, const std::string &plan,
                              const MachineWorkers &workers);
 

@@ -1,6 +1,7 @@
 // host_cores against hand-derived blocks, a brute-force check that the ranks of a host never share
 // a core while there are enough, and place_rank_on_host_cores' respect for the user's settings.
 #include "model/dist/host_cores.h"
+#include "tests/support/scoped_env.h"
 
 #include <gtest/gtest.h>
 
@@ -64,28 +65,7 @@ TEST(HostCores, RanksNeverShareACoreWhenThereAreEnough) {
     }
 }
 
-// Sets (or unsets, for nullptr) an environment variable for a test's scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char *name, const char *value) : name_(name) {
-    if (const char *old = std::getenv(name)) old_ = old;
-    had_ = std::getenv(name) != nullptr;
-    if (value)
-      setenv(name, value, 1);
-    else
-      unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (had_)
-      setenv(name_.c_str(), old_.c_str(), 1);
-    else
-      unsetenv(name_.c_str());
-  }
-
- private:
-  std::string name_, old_;
-  bool had_ = false;
-};
+using testing::ScopedEnv;
 
 TEST(HostCores, PlacementSetsStarpuUnlessTheUserDid) {
   ScopedEnv rank("OMPI_COMM_WORLD_LOCAL_RANK", "0"), size("OMPI_COMM_WORLD_LOCAL_SIZE", "2");

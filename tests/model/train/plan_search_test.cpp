@@ -6,11 +6,11 @@
 
 #include "codelets/support/codelet_support.h"
 #include "model/nn/network_spec.h"
+#include "tests/support/scoped_env.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <set>
 
 namespace starcnn {
@@ -82,17 +82,15 @@ TEST(LeavesCpuWorkersIdle, OnlyPlansWithEveryOpOnCuda) {
 
 TEST(LeavesCpuWorkersIdle, RestartOnlyWithSeveralCpuWorkersAndAGpu) {
   const NetworkSpec lenet = load_network("lenet");
-  const char *user = std::getenv("STARPU_NCPU");
-  const std::string saved = user ? user : "";
-  unsetenv("STARPU_NCPU");
-  EXPECT_EQ(cpu_workers_for_plan(lenet, "cuda", {15, 1}), 1);
-  EXPECT_EQ(cpu_workers_for_plan(lenet, "cuda", {1, 1}), -1);
-  EXPECT_EQ(cpu_workers_for_plan(lenet, "cuda", {15, 0}), -1);
-  EXPECT_EQ(cpu_workers_for_plan(lenet, "samples:8", {15, 1}), -1);
-  setenv("STARPU_NCPU", "15", 1);  // the user's count stays
+  {
+    const testing::ScopedEnv ncpu("STARPU_NCPU", nullptr);
+    EXPECT_EQ(cpu_workers_for_plan(lenet, "cuda", {15, 1}), 1);
+    EXPECT_EQ(cpu_workers_for_plan(lenet, "cuda", {1, 1}), -1);
+    EXPECT_EQ(cpu_workers_for_plan(lenet, "cuda", {15, 0}), -1);
+    EXPECT_EQ(cpu_workers_for_plan(lenet, "samples:8", {15, 1}), -1);
+  }
+  const testing::ScopedEnv ncpu("STARPU_NCPU", "15");  // the user's count stays
   EXPECT_EQ(cpu_workers_for_plan(lenet, "cuda", {15, 1}), -1);
-  unsetenv("STARPU_NCPU");
-  if (user) setenv("STARPU_NCPU", saved.c_str(), 1);
 }
 
 }  // namespace
