@@ -4,10 +4,11 @@
 //   gpu-only  StarPU started with STARPU_NCPU=1 (the data-loading task has only a CPU
 //             implementation, so one CPU worker stays); plan `cuda` (every op on CUDA)
 //   all-cuda  StarPU with every worker it finds, plan `cuda`: the GPU alone however many CPU
-//             workers wait beside it (it should match gpu-only)
+//             workers there are (every CPU worker but one parked, as in train; it should match
+//             gpu-only)
 //   cpu+gpu   StarPU with every worker it finds, --plan (default auto: the measured search of
 //             model/train/plan_search.h, whose candidates are reported too; when its choice
-//             leaves the CPU workers idle, StarPU restarts with one, as in train)
+//             leaves the CPU workers idle, all but one are parked while it is timed, as in train)
 // StarPU is started afresh for each measurement (environment set before starpu_init), so one run
 // measures every configuration. Steps are timed as perf/train_timing_support.h says (the same
 // procedure simulate runs under SimGrid): warm-up rounds (which also calibrate the history perf
@@ -23,6 +24,7 @@
 #include "model/io/json.h"
 #include "model/nn/network_spec.h"
 #include "model/nn/parameter_set.h"
+#include "model/runtime/parked_workers.h"
 #include "model/runtime/runtime.h"
 #include "model/train/plan_calibration.h"
 #include "model/train/plan_search.h"
@@ -156,30 +158,33 @@ struct Result {
   TrainTiming timing;
   std::optional<PlanSearch> search;  // --plan auto
   MachineWorkers search_workers;     // the workers the search ran on
+  int parked_cpu_workers = 0;        // asleep while the plan was timed
 };
 
 Result measure(const Options &o, const NetworkSpec &spec, const Dataset &data, size_t batch,
                const std::string &config) {
-  std::optional<Runtime> runtime;
-  runtime.emplace();
+  const Runtime runtime;
   Result r;
   std::string plan = config == "cpu-only" ? "cpu" : config == "cpu+gpu" ? o.plan : "cuda";
   TimingOptions timing = o.timing;
   if (is_measured_auto(parse_network_plan(plan))) {
-    r.search_workers = runtime->workers();
+    r.search_workers = runtime.workers();
     r.search = search_plan_for_timing(spec, data, batch, r.search_workers, timing);
     plan = r.search->plan;
-    // As train does: a plan that leaves the CPU workers idle runs with one.
-    const int ncpu = cpu_workers_for_plan(spec, plan, runtime->workers());
-    if (ncpu >= 0) {
-      runtime.reset();
-      runtime.emplace(RuntimeOptions{"", "", -1, nullptr, nullptr, ncpu});
-    }
   }
-  r.scheduler = runtime->scheduler();
-  r.workers = runtime->describe_workers();
-  r.counts = runtime->workers();
-  r.timing = time_training(spec, data, batch, plan, runtime->workers(), timing);
+  r.scheduler = runtime.scheduler();
+  r.workers = runtime.describe_workers();
+  r.counts = runtime.workers();
+  // As train does: the CPU workers a plan leaves idle sleep while it runs.
+  const int awake = cpu_workers_for_plan(spec, plan, r.counts);
+  const auto time_it = [&] {
+    r.parked_cpu_workers = parked_cpu_workers();
+    r.timing = time_training(spec, data, batch, plan, r.counts, timing);
+  };
+  if (awake > 0)
+    run_with_cpu_workers_parked(awake, time_it);
+  else
+    time_it();
   return r;
 }
 
@@ -222,6 +227,7 @@ void print_result(json::Object line, size_t batch, const Result &res) {
       .string("workers", res.workers)
       .integer("cpu_workers", res.counts.cpu)
       .integer("cuda_workers", res.counts.cuda)
+      .integer("parked_cpu_workers", res.parked_cpu_workers)
       .integer("micro_batches", r.micro_batches)
       .fixed("step_ms", r.step_ms, 4)
       .fixed("step_ms_mean", r.mean_ms, 4)
@@ -319,7 +325,8 @@ int main(int argc, char **argv) {
         "train_benchmark",
         "Times starcnn training steps (median over rounds after warm-up) on random 3x32x32 data\n"
         "in the configurations cpu-only (STARPU_NCUDA=0, plan cpu), gpu-only (STARPU_NCPU=1 for\n"
-        "the data-loading task, plan cuda), all-cuda (every worker, plan cuda) and cpu+gpu\n"
+        "the data-loading task, plan cuda), all-cuda (every worker, plan cuda, idle CPU workers\n"
+        "parked) and cpu+gpu\n"
         "(every worker, --plan, default auto). One JSON line per measurement on stdout, a table\n"
         "on stderr.\n"
         "STARPU_SILENT defaults to 1 here (set STARPU_SILENT=0 to see StarPU's notes).\n"

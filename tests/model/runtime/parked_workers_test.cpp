@@ -1,0 +1,95 @@
+// run_with_cpu_workers_parked on two CPU workers, under every test scheduler: while one is parked
+// every CPU task runs on the other; afterwards the parked one runs tasks again (one pinned to it),
+// also after the work threw; keep >= the worker count parks nothing.
+#include "model/runtime/parked_workers.h"
+
+#include "tests/support/starpu_runtime.h"
+
+#include <gtest/gtest.h>
+#include <starpu.h>
+
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <vector>
+
+namespace starcnn {
+namespace {
+
+std::vector<int> ran_on;  // the worker of each task, by the task's index
+
+void record_task(void *[], void *arg) {
+  int index = 0;
+  starpu_codelet_unpack_args(arg, &index);
+  ran_on[size_t(index)] = starpu_worker_get_id();
+}
+
+starpu_codelet record_codelet() {
+  starpu_codelet cl{};
+  cl.cpu_funcs[0] = record_task;
+  cl.nbuffers = 0;
+  cl.name = "parked_workers_record";
+  return cl;
+}
+
+// Runs `count` CPU tasks (on worker `pin` when it is not negative), returns the workers that ran
+// them.
+std::set<int> run_tasks(int count, int pin = -1) {
+  starpu_codelet cl = record_codelet();
+  ran_on.assign(size_t(count), -1);
+  for (int i = 0; i < count; ++i) {
+    const int ret = pin < 0 ? starpu_task_insert(&cl, STARPU_VALUE, &i, sizeof(i), 0)
+                            : starpu_task_insert(&cl, STARPU_VALUE, &i, sizeof(i),
+                                                 STARPU_EXECUTE_ON_WORKER, pin, 0);
+    EXPECT_EQ(ret, 0);
+  }
+  starpu_task_wait_for_all();
+  return {ran_on.begin(), ran_on.end()};
+}
+
+int cpu_worker(int i) {
+  return starpu_worker_get_by_type(STARPU_CPU_WORKER, i);
+}
+
+class ParkedWorkersTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    runtime_.emplace(RuntimeOptions{"", GetParam(), 0, nullptr, nullptr, 2});
+    if (starpu_cpu_worker_get_count() < 2) GTEST_SKIP() << "needs two CPU workers";
+  }
+  void TearDown() override { runtime_.reset(); }
+  std::optional<Runtime> runtime_;
+};
+
+TEST_P(ParkedWorkersTest, TasksRunOnTheAwakeWorkerAlone) {
+  std::set<int> workers;
+  run_with_cpu_workers_parked(1, [&] {
+    EXPECT_EQ(parked_cpu_workers(), 1);
+    workers = run_tasks(40);
+  });
+  EXPECT_EQ(workers, std::set<int>{cpu_worker(0)});
+  EXPECT_EQ(parked_cpu_workers(), 0);
+  EXPECT_EQ(run_tasks(4, cpu_worker(1)), std::set<int>{cpu_worker(1)});
+}
+
+TEST_P(ParkedWorkersTest, WorkersComeBackWhenTheWorkThrows) {
+  EXPECT_THROW(run_with_cpu_workers_parked(1, [] { throw std::runtime_error("work failed"); }),
+               std::runtime_error);
+  EXPECT_EQ(parked_cpu_workers(), 0);
+  EXPECT_EQ(run_tasks(4, cpu_worker(1)), std::set<int>{cpu_worker(1)});
+}
+
+TEST_P(ParkedWorkersTest, KeepingEveryWorkerParksNone) {
+  run_with_cpu_workers_parked(2, [] {
+    EXPECT_EQ(parked_cpu_workers(), 0);
+    EXPECT_EQ(run_tasks(4, cpu_worker(1)), std::set<int>{cpu_worker(1)});
+  });
+  EXPECT_THROW(run_with_cpu_workers_parked(0, [] {}), std::invalid_argument);
+}
+
+INSTANTIATE_TEST_SUITE_P(Schedulers, ParkedWorkersTest,
+                         ::testing::ValuesIn(starcnn::testing::test_schedulers()),
+                         starcnn::testing::scheduler_test_name);
+
+}  // namespace
+}  // namespace starcnn
