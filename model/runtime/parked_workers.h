@@ -7,12 +7,12 @@
 
 namespace starcnn {
 
-// Runs `work` with every CPU worker but the first `keep` taken out of StarPU's global scheduling
-// context and asleep; tasks submitted meanwhile run on the others. The workers are given back
-// afterwards, also when `work` throws (its exception is rethrown). Nothing is parked when
-// `keep` is not below the CPU worker count; `keep` must be at least 1 (batches load on a CPU
-// worker). Call with no task in flight; each call takes two of StarPU's scheduling contexts for the
-// rest of the run (STARPU_NMAX_SCHED_CTXS, 10 by default).
+// Runs `work` with every CPU worker but the first `keep` asleep; the tasks this thread submits
+// meanwhile go to a scheduling context of the awake workers (same policy) and run there. The
+// workers are given back afterwards, also when `work` throws (its exception is rethrown). Nothing
+// is parked when `keep` is not below the CPU worker count; `keep` must be at least 1 (batches load
+// on a CPU worker). Call with no task in flight; each call takes two of StarPU's scheduling
+// contexts for the rest of the run (STARPU_NMAX_SCHED_CTXS, 10 by default).
 void run_with_cpu_workers_parked(int keep, const std::function<void()> &work);
 
 // CPU workers asleep now (0 outside run_with_cpu_workers_parked).
