@@ -6,6 +6,8 @@ each tagged with its session step):
              auto against the best single device and all-cuda against gpu-only, for the whole GPU
              (step `bench`) and under the MPS cap (step `mps-bench`), where the ideal co-execution
              step 1/(1/T_cpu + 1/T_gpu) and the share of the ideal gain auto reached are added
+  parking    gpu-only, all-cuda (idle CPU workers parked) and all-cuda-polling (left polling), where
+             a step measured all-cuda-polling
   engines    starcnn beside PyTorch for each device alone (CPU, FP32 and TF32 GPU)
 
     python3 perf/session_tables.py OUT/results.jsonl [--bench-step bench] [--mps-step mps-bench]
@@ -89,6 +91,22 @@ def plans_table(rows, step, capped):
     return "\n".join(lines) + "\n" + repeats_note(t)
 
 
+def parking_table(rows, step):
+    t = index(rows, step, "starcnn")
+    shapes = sorted({(k[0], k[1]) for k in t if k[2] == "all-cuda-polling"})
+    if not shapes:
+        return None
+    lines = ["| network | batch | gpu-only | all-cuda (parked) | all-cuda-polling | parked / gpu-only |"
+             " polling / gpu-only |", "|---|---|---|---|---|---|---|"]
+    for network, batch in shapes:
+        gpu, parked, polling = (t.get((network, batch, c))
+                                for c in ("gpu-only", "all-cuda", "all-cuda-polling"))
+        ratio = lambda r: f"{r['step_ms'] / gpu['step_ms']:.2f}" if r and gpu else "-"
+        lines.append(f"| {network} | {batch} | {ms(gpu)} | {ms(parked)} | {ms(polling)} | "
+                     f"{ratio(parked)} | {ratio(polling)} |")
+    return "\n".join(lines) + "\n" + repeats_note(t)
+
+
 def engines_table(rows, bench_step, torch_steps):
     s = index(rows, bench_step, "starcnn")
     torch = {}
@@ -132,6 +150,13 @@ def main():
         sys.exit(f"session_tables: {e}")
     print(f"## Plans, whole GPU (step {args.bench_step})\n")
     print(plans_table(rows, args.bench_step, capped=False))
+    steps = dict.fromkeys([args.bench_step] + sorted({r.get("step") for r in rows if
+                                                       r.get("config") == "all-cuda-polling"}))
+    for step in steps:
+        table = parking_table(rows, step)
+        if table:
+            print(f"## Idle CPU workers parked or polling (step {step})\n")
+            print(table)
     print(f"## Plans under the MPS cap (step {args.mps_step})\n")
     print(plans_table(rows, args.mps_step, capped=True))
     print(f"## Each device alone against PyTorch (steps {args.bench_step}, "

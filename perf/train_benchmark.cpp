@@ -6,6 +6,8 @@
 //   all-cuda  StarPU with every worker it finds, plan `cuda`: the GPU alone however many CPU
 //             workers there are (every CPU worker but one parked, as in train; it should match
 //             gpu-only)
+//   all-cuda-polling  all-cuda with every CPU worker left awake (polling), to measure what parking
+//             saves
 //   cpu+gpu   StarPU with every worker it finds, --plan (default auto: the measured search of
 //             model/train/plan_search.h, whose candidates are reported too; when its choice
 //             leaves the CPU workers idle, all but one are parked while it is timed, as in train)
@@ -50,7 +52,8 @@
 namespace starcnn {
 namespace {
 
-const std::vector<std::string> kConfigs = {"cpu-only", "gpu-only", "all-cuda", "cpu+gpu"};
+const std::vector<std::string> kConfigs = {"cpu-only", "gpu-only", "all-cuda", "all-cuda-polling",
+                                           "cpu+gpu"};
 
 struct Options {
   std::string networks = "lenet,wide", batches = "64,256",
@@ -92,7 +95,7 @@ std::vector<std::string> parse_configs(const std::string &text) {
   for (const std::string &c : configs)
     if (std::find(kConfigs.begin(), kConfigs.end(), c) == kConfigs.end())
       throw UsageError("--configs: unknown configuration '" + c +
-                       "' (use cpu-only, gpu-only, all-cuda, cpu+gpu)");
+                       "' (use cpu-only, gpu-only, all-cuda, all-cuda-polling, cpu+gpu)");
   return configs;
 }
 
@@ -176,7 +179,7 @@ Result measure(const Options &o, const NetworkSpec &spec, const Dataset &data, s
   r.workers = runtime.describe_workers();
   r.counts = runtime.workers();
   // As train does: the CPU workers a plan leaves idle sleep while it runs.
-  const int awake = cpu_workers_for_plan(spec, plan, r.counts);
+  const int awake = config == "all-cuda-polling" ? -1 : cpu_workers_for_plan(spec, plan, r.counts);
   const auto time_it = [&] {
     r.parked_cpu_workers = parked_cpu_workers();
     r.timing = time_training(spec, data, batch, plan, r.counts, timing);
@@ -334,7 +337,8 @@ int main(int argc, char **argv) {
     args.add("networks", "LIST", "comma-separated networks: lenet, wide or .net files",
              &o.networks);
     args.add("batches", "LIST", "comma-separated batch sizes", &o.batches);
-    args.add("configs", "LIST", "comma-separated: cpu-only, gpu-only, all-cuda, cpu+gpu",
+    args.add("configs", "LIST",
+             "comma-separated: cpu-only, gpu-only, all-cuda, all-cuda-polling, cpu+gpu",
              &o.configs);
     args.add("repeats", "N",
              "measure every configuration N times, cycling through them (each line gets its "

@@ -54,6 +54,24 @@ else:
     check(False, f"no lenet b64 row of 9 cells in:\n{out.stdout}")
 check("median of" in out.stdout, "no note that cells are medians of repeats")
 
+# With all-cuda-polling measured, a parking table: gpu-only, parked, polling and both ratios.
+polling = [rng.uniform(0.5, 9.0) for _ in range(3)]
+more = rows + [row("ab-polling", "lenet", 64, "all-cuda-polling", t) for t in polling]
+with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
+    f.write("\n".join(json.dumps(r) for r in more) + "\n")
+out = subprocess.run([sys.executable, tables, f.name, "--bench-step", "ab-polling"],
+                     capture_output=True, text=True)
+part = out.stdout.split("parked or polling", 1)[-1]
+line = next((l for l in part.splitlines() if l.startswith("| lenet | 64 |")), "")
+cells = [c.strip() for c in line.strip("|").split("|")]
+if len(cells) == 7:
+    med_polling = statistics.median(polling)
+    check(abs(float(cells[4]) - med_polling) < 1e-3, f"polling {cells[4]}, median {med_polling:.4f}")
+    check(abs(float(cells[5]) - med["all-cuda"] / med["gpu-only"]) < 0.006, f"parked ratio {cells[5]}")
+    check(abs(float(cells[6]) - med_polling / med["gpu-only"]) < 0.006, f"polling ratio {cells[6]}")
+else:
+    check(False, f"no parking table row of 7 cells in:\n{out.stdout}")
+
 # train_benchmark --repeats 2 with two configurations: a, b, a, b, each line with its repeat.
 r = subprocess.run([train_benchmark, "--networks", "lenet", "--batches", "4",
                     "--configs", "cpu-only,gpu-only", "--repeats", "2", "--warmup", "1",
