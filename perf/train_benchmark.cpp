@@ -328,10 +328,9 @@ int main(int argc, char **argv) {
         "train_benchmark",
         "Times starcnn training steps (median over rounds after warm-up) on random 3x32x32 data\n"
         "in the configurations cpu-only (STARPU_NCUDA=0, plan cpu), gpu-only (STARPU_NCPU=1 for\n"
-        "the data-loading task, plan cuda), all-cuda (every worker, plan cuda, idle CPU workers\n"
-        "parked) and cpu+gpu\n"
-        "(every worker, --plan, default auto). One JSON line per measurement on stdout, a table\n"
-        "on stderr.\n"
+        "the data-loading task, plan cuda), all-cuda (every worker, plan cuda, the idle CPU\n"
+        "workers parked), all-cuda-polling (the same, left polling) and cpu+gpu (every worker,\n"
+        "--plan, default auto). One JSON line per measurement on stdout, a table on stderr.\n"
         "STARPU_SILENT defaults to 1 here (set STARPU_SILENT=0 to see StarPU's notes).\n"
         "Configurations needing CUDA are reported as skipped without a CUDA worker.");
     args.add("networks", "LIST", "comma-separated networks: lenet, wide or .net files",
