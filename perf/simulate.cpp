@@ -41,7 +41,7 @@ struct Options {
   std::string models, host, network = "lenet", plan = "cuda", sched, keep_home, overheads;
   std::string cpu_task_cost = "handoff";
   long gpus = 1, cpus = 0, batch = 64;
-  bool estimate = false, no_overheads = false;
+  bool estimate = false, no_overheads = false, free_reductions = false;
   TimingOptions timing;
 };
 
@@ -163,6 +163,8 @@ int run(Options o) {
     if (!overheads.file.empty()) charge_task_overheads(overheads.costs);
     if (o.estimate || !overheads.file.empty())  // StarPU submits the reductions' tasks itself
       for (starpu_codelet *codelet : sum_reduction_codelets()) use_simulated_costs(*codelet);
+    if (!o.free_reductions)
+      for (starpu_codelet *codelet : sum_reduction_task_codelets()) time_internal_tasks(*codelet);
 #endif
     std::string plan = o.plan;
     TimingOptions timing = o.timing;
@@ -201,6 +203,7 @@ int run(Options o) {
       .fixed("submit_us", overheads.costs.submit_us, 3)
       .fixed("cpu_task_us", overheads.costs.cpu_us, 3)
       .string("cpu_task_cost", overheads.cpu_key)
+      .boolean("reductions_timed", !o.free_reductions)
       .fixed("cuda_task_us", overheads.costs.cuda_us, 3)
       .fixed("step_ms", t.step_ms, 4)
       .fixed("step_ms_mean", t.mean_ms, 4)
@@ -279,6 +282,10 @@ int main(int argc, char **argv) {
                   "charge the perf models' times alone (StarPU's cost per task "
                   "left out)",
                   &o.no_overheads);
+    args.add_flag("free-reductions",
+                  "let the STARPU_REDUX reductions' sums take no time, as StarPU's simulation "
+                  "does with the tasks it submits itself (simulate before it timed them)",
+                  &o.free_reductions);
     args.add("warmup", "N", "untimed steps first (whole rounds)", &o.timing.warmup, 1, 100000);
     args.add("steps", "N", "timed steps, rounded up to whole rounds", &o.timing.steps, 1, 1000000);
     args.add("round", "N", "steps per timed round (the host waits at the end of each)",
