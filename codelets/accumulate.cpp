@@ -68,6 +68,10 @@ std::vector<starpu_codelet *> sum_reduction_codelets() {
           &add_into_on_cpu,   &zero_fill_on_cuda, &add_into_on_cuda};
 }
 
+std::vector<starpu_codelet *> sum_reduction_task_codelets() {
+  return {&add_into_codelet, &add_into_on_cpu, &add_into_on_cuda};
+}
+
 void submit_zero_fill(starpu_data_handle_t x, Where where, int priority) {
   insert_task(zero_fill_codelet, "zero_fill", where, priority, STARPU_W, x);
 }

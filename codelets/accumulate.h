@@ -45,6 +45,9 @@ extern starpu_codelet add_into_codelet;   // RW dst, R src
 void set_sum_reduction(starpu_data_handle_t handle, Where where = Where::any);
 // Every codelet set_sum_reduction installs (StarPU submits their tasks, not insert_task).
 std::vector<starpu_codelet *> sum_reduction_codelets();
+// Of those, the codelets of the reduction's own tasks (the sums); the zero fills are not tasks but
+// called by StarPU inside the task that first writes a private copy.
+std::vector<starpu_codelet *> sum_reduction_task_codelets();
 
 // Sets every element of `x` to zero (STARPU_W), e.g. before a STARPU_REDUX sum or after the host
 // has read one.

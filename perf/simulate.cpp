@@ -16,6 +16,7 @@
 #include "model/train/plan_search.h"
 #include "perf/bench_support.h"
 #include "perf/simulated_machine_support.h"
+#include "perf/task_overhead_support.h"
 #include "perf/train_timing_support.h"
 
 #include <starpu.h>
@@ -38,14 +39,16 @@ namespace {
 
 struct Options {
   std::string models, host, network = "lenet", plan = "cuda", sched, keep_home, overheads;
+  std::string cpu_task_cost = "handoff";
   long gpus = 1, cpus = 0, batch = 64;
-  bool estimate = false, no_overheads = false;
+  bool estimate = false, no_overheads = false, free_reductions = false;
   TimingOptions timing;
 };
 
 // StarPU's cost per task measured on the calibrated machine: task_overhead's JSON line.
 struct Overheads {
-  std::string file;  // empty: none charged
+  std::string file;     // empty: none charged
+  std::string cpu_key;  // the measurement a CPU task is charged
   TaskOverheads costs;
 };
 
@@ -62,19 +65,12 @@ Overheads read_overheads(const Options &o) {
   std::string line;
   if (!in || !std::getline(in, line))
     throw UsageError("--overheads: cannot read " + path + " (task_overhead's JSON line)");
+  if (o.cpu_task_cost != "handoff" && o.cpu_task_cost != "chain")
+    throw UsageError("--cpu-task-cost: '" + o.cpu_task_cost + "' is neither handoff nor chain");
   try {
-    const json::Value value = json::parse(line);
-    const auto number = [&](const char *key, bool required) {
-      const json::Value *field = value.find(key);
-      if (!field) {
-        if (required) throw json::ParseError(std::string("no \"") + key + "\" field");
-        return 0.0;
-      }
-      return json::to_double(*field, key);
-    };
-    result.costs.submit_us = number("submit_us", true);
-    result.costs.cpu_us = number("cpu_chain_us", true);
-    result.costs.cuda_us = number("cuda_chain_us", false);
+    result.costs = parse_task_overheads(
+        line, o.cpu_task_cost == "chain" ? CpuTaskCost::chain : CpuTaskCost::handoff,
+        &result.cpu_key);
   } catch (const std::exception &e) {
     throw UsageError("--overheads: " + path + " is not task_overhead's JSON line (" + e.what() +
                      ")");
@@ -167,6 +163,8 @@ int run(Options o) {
     if (!overheads.file.empty()) charge_task_overheads(overheads.costs);
     if (o.estimate || !overheads.file.empty())  // StarPU submits the reductions' tasks itself
       for (starpu_codelet *codelet : sum_reduction_codelets()) use_simulated_costs(*codelet);
+    if (!o.free_reductions)
+      for (starpu_codelet *codelet : sum_reduction_task_codelets()) time_internal_tasks(*codelet);
 #endif
     std::string plan = o.plan;
     TimingOptions timing = o.timing;
@@ -204,6 +202,8 @@ int run(Options o) {
       .string("overheads", overheads.file)
       .fixed("submit_us", overheads.costs.submit_us, 3)
       .fixed("cpu_task_us", overheads.costs.cpu_us, 3)
+      .string("cpu_task_cost", overheads.cpu_key)
+      .boolean("reductions_timed", !o.free_reductions)
       .fixed("cuda_task_us", overheads.costs.cuda_us, 3)
       .fixed("step_ms", t.step_ms, 4)
       .fixed("step_ms_mean", t.mean_ms, 4)
@@ -272,10 +272,20 @@ int main(int argc, char **argv) {
              "charged on top of the perf models' times (default: DIR/task_overhead.json of "
              "--models where it exists)",
              &o.overheads);
+    args.add("cpu-task-cost", "KIND",
+             "which measurement of the overheads file a CPU task is charged: handoff (its "
+             "cpu_handoff_us, a dependent task pushed onto another CPU worker, as dmda places "
+             "most; cpu_chain_us in files without it) or chain (cpu_chain_us, a chain that stays "
+             "on one worker; the charge before handoff was measured)",
+             &o.cpu_task_cost);
     args.add_flag("no-overheads",
                   "charge the perf models' times alone (StarPU's cost per task "
                   "left out)",
                   &o.no_overheads);
+    args.add_flag("free-reductions",
+                  "let the STARPU_REDUX reductions' sums take no time, as StarPU's simulation "
+                  "does with the tasks it submits itself (simulate before it timed them)",
+                  &o.free_reductions);
     args.add("warmup", "N", "untimed steps first (whole rounds)", &o.timing.warmup, 1, 100000);
     args.add("steps", "N", "timed steps, rounded up to whole rounds", &o.timing.steps, 1, 1000000);
     args.add("round", "N", "steps per timed round (the host waits at the end of each)",

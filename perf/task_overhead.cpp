@@ -7,7 +7,17 @@
 //   cpu_chain_us   per task of a chain of dependent tasks on the CPU workers, from the release of
 //                  the held handle to the end of the last: the dependency release, push, pop,
 //                  wake-up and the driver's work around the function;
-//   cuda_chain_us  the same on the CUDA workers (where there are any).
+//   cuda_chain_us  the same on the CUDA workers (where there are any);
+//   cpu_chain_moved      the share of that chain's tasks that ran on another worker than the one
+//                        before (dmda may keep a chain on one worker, which then pushes to itself);
+//   cpu_handoff_us       a chain of dependent tasks each allowed on the next CPU worker in turn
+//                        only, so that every task is pushed by the worker that ran its predecessor
+//                        onto another one, busy polling: dmda's push to a remote worker waits for
+//                        that worker's "relaxed" state (starpu_worker_lock), as in a step, where
+//                        call h's traces put most dependent CPU tasks on another worker
+//                        (cpu_handoff_moved: the share that moved, 1 unless the masks failed);
+//   cpu_parallel_chain_us  per task of one chain per CPU worker, all at once (each allowed on its
+//                        own worker): the same costs with every worker pushing and popping.
 // Medians over --rounds. One JSON line on stdout, a table on stderr.
 #include "apps/cli/args.h"
 #include "codelets/support/codelet_support.h"
@@ -17,6 +27,7 @@
 
 #include <starpu.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -28,7 +39,15 @@ struct Options {
   long tasks = 2000, rounds = 5;
 };
 
-void empty_task(void *[], void *) {}
+// The worker that ran the previous task of a chain and how many tasks moved to another (chain
+// tasks run one at a time: no lock needed).
+int last_worker = -1;
+long moves = 0;
+void empty_task(void *[], void *) {
+  const int worker = starpu_worker_get_id();
+  if (last_worker >= 0 && worker != last_worker) ++moves;
+  last_worker = worker;
+}
 
 starpu_perfmodel overhead_model = history_model("starcnn_task_overhead");
 // The same function on each kind of worker, each codelet runnable on one kind only; the buffers
@@ -51,14 +70,62 @@ double submit_us(starpu_codelet *cl, starpu_data_handle_t gate,
   return (end - start) / double(handles.size());
 }
 
+// One worker mask (STARPU_TASK_WORKERIDS' bits) per CPU worker, allowing that worker alone; the
+// tasks point into them until they end.
+using WorkerMask = std::vector<uint32_t>;
+std::vector<WorkerMask> cpu_worker_masks() {
+  std::vector<int> ids(starpu_worker_get_count_by_type(STARPU_CPU_WORKER));
+  starpu_worker_get_ids_by_type(STARPU_CPU_WORKER, ids.data(), unsigned(ids.size()));
+  std::vector<WorkerMask> masks;
+  for (int id : ids) {
+    WorkerMask mask(starpu_worker_get_count() / 32 + 1, 0);
+    mask[unsigned(id) / 32] |= 1u << (unsigned(id) % 32);
+    masks.push_back(mask);
+  }
+  return masks;
+}
+
+// Submits an empty task on `handle` (RW), after `gate` (R) where given, allowed on `mask`'s
+// worker only where given.
+void insert_empty(starpu_codelet *cl, starpu_data_handle_t gate, starpu_data_handle_t handle,
+                  WorkerMask *mask) {
+  const unsigned words = mask ? unsigned(mask->size()) : 0;
+  uint32_t *bits = mask ? mask->data() : nullptr;
+  if (gate)
+    check_submit(starpu_task_insert(cl, STARPU_R, gate, STARPU_RW, handle, STARPU_TASK_WORKERIDS,
+                                    words, bits, 0),
+                 "task_overhead");
+  else
+    check_submit(starpu_task_insert(cl, STARPU_RW, handle, STARPU_TASK_WORKERIDS, words, bits, 0),
+                 "task_overhead");
+}
+
 // Microseconds per task of a chain of `count` dependent empty tasks on `handle`, from the release
-// of `gate`, which the first one waits for.
+// of `gate`, which the first one waits for. With `masks`, task i may run on masks[i % size] only.
 double chain_us(starpu_codelet *cl, starpu_data_handle_t gate, starpu_data_handle_t handle,
-                long count) {
+                long count, std::vector<WorkerMask> *masks = nullptr) {
+  const auto mask = [&](long i) { return masks ? &(*masks)[size_t(i) % masks->size()] : nullptr; };
   starpu_data_acquire(gate, STARPU_RW);
-  check_submit(starpu_task_insert(cl, STARPU_R, gate, STARPU_RW, handle, 0), "task_overhead");
+  insert_empty(cl, gate, handle, mask(0));
+  for (long i = 1; i < count; ++i) insert_empty(cl, nullptr, handle, mask(i));
+  last_worker = -1;
+  moves = 0;
+  const double start = starpu_timing_now();
+  starpu_data_release(gate);
+  starpu_task_wait_for_all();
+  return (starpu_timing_now() - start) / double(count);
+}
+
+// Microseconds per task of one chain of `count` tasks per CPU worker (handles[k], allowed on
+// masks[k]'s worker only), all released at once by `gate`: tasks of all chains end per this time.
+double parallel_chains_us(starpu_codelet *cl, starpu_data_handle_t gate,
+                          const std::vector<starpu_data_handle_t> &handles,
+                          std::vector<WorkerMask> &masks, long count) {
+  starpu_data_acquire(gate, STARPU_RW);
+  for (size_t k = 0; k < masks.size(); ++k) insert_empty(cl, gate, handles[k], &masks[k]);
+  // Round-robin over the chains, as a step submits its layers' parts.
   for (long i = 1; i < count; ++i)
-    check_submit(starpu_task_insert(cl, STARPU_RW, handle, 0), "task_overhead");
+    for (size_t k = 0; k < masks.size(); ++k) insert_empty(cl, nullptr, handles[k], &masks[k]);
   const double start = starpu_timing_now();
   starpu_data_release(gate);
   starpu_task_wait_for_all();
@@ -71,28 +138,46 @@ int run(const Options &o) {
 #endif
   Runtime runtime;
   const MachineWorkers workers = runtime.workers();
-  std::vector<float> values(size_t(o.tasks) + 2, 0.0f);
-  std::vector<starpu_data_handle_t> handles(size_t(o.tasks));
+  std::vector<WorkerMask> masks = cpu_worker_masks();
+  std::vector<float> values(size_t(o.tasks) + masks.size() + 2, 0.0f);
+  std::vector<starpu_data_handle_t> handles(size_t(o.tasks)), lanes(masks.size());
   for (size_t i = 0; i < handles.size(); ++i)
     starpu_variable_data_register(&handles[i], STARPU_MAIN_RAM, uintptr_t(&values[i]),
                                   sizeof(float));
+  for (size_t k = 0; k < lanes.size(); ++k)
+    starpu_variable_data_register(&lanes[k], STARPU_MAIN_RAM,
+                                  uintptr_t(&values[handles.size() + k]), sizeof(float));
   starpu_data_handle_t chain = nullptr, gate = nullptr;
-  starpu_variable_data_register(&chain, STARPU_MAIN_RAM, uintptr_t(&values[size_t(o.tasks)]),
+  starpu_variable_data_register(&chain, STARPU_MAIN_RAM, uintptr_t(&values[values.size() - 2]),
                                 sizeof(float));
   starpu_variable_data_register(&gate, STARPU_MAIN_RAM, uintptr_t(&values.back()), sizeof(float));
 
-  // One untimed round calibrates the empty codelet's perf model, as a step's warm-up does.
-  std::vector<double> submit_times, cpu_times, cuda_times;
+  // One untimed round calibrates the empty codelet's perf model, as a step's warm-up does. A
+  // hand-off needs two CPU workers.
+  const bool handoff = masks.size() > 1;
+  std::vector<double> submit_times, cpu_times, cuda_times, moved, handoff_times, handoff_moved,
+      parallel_times;
   for (long round = 0; round <= o.rounds; ++round) {
     const double submit_time = submit_us(&cpu_codelet, gate, handles);
     const double cpu_time = chain_us(&cpu_codelet, gate, chain, o.tasks);
+    const double cpu_moved = double(moves) / double(o.tasks - 1);
     const double cuda_time = workers.cuda > 0 ? chain_us(&cuda_codelet, gate, chain, o.tasks) : 0.0;
+    const double handoff_time =
+        handoff ? chain_us(&cpu_codelet, gate, chain, o.tasks, &masks) : 0.0;
+    const double handoff_share = double(moves) / double(o.tasks - 1);
+    const double parallel_time =
+        parallel_chains_us(&cpu_codelet, gate, lanes, masks, o.tasks / long(masks.size()) + 1);
     if (round == 0) continue;
     submit_times.push_back(submit_time);
     cpu_times.push_back(cpu_time);
+    moved.push_back(cpu_moved);
     cuda_times.push_back(cuda_time);
+    handoff_times.push_back(handoff_time);
+    handoff_moved.push_back(handoff_share);
+    parallel_times.push_back(parallel_time);
   }
   for (starpu_data_handle_t handle : handles) starpu_data_unregister(handle);
+  for (starpu_data_handle_t handle : lanes) starpu_data_unregister(handle);
   starpu_data_unregister(chain);
   starpu_data_unregister(gate);
 
@@ -106,14 +191,22 @@ int run(const Options &o) {
       .integer("tasks", o.tasks)
       .integer("rounds", o.rounds)
       .fixed("submit_us", median(submit_times), 3)
-      .fixed("cpu_chain_us", median(cpu_times), 3);
+      .fixed("cpu_chain_us", median(cpu_times), 3)
+      .fixed("cpu_chain_moved", median(moved), 3);
   if (workers.cuda > 0) line.fixed("cuda_chain_us", median(cuda_times), 3);
+  if (handoff)
+    line.fixed("cpu_handoff_us", median(handoff_times), 3)
+        .fixed("cpu_handoff_moved", median(handoff_moved), 3);
+  line.fixed("cpu_parallel_chain_us", median(parallel_times), 3);
   std::printf("%s\n", line.text().c_str());
   std::fprintf(stderr, "task_overhead: %s, %s\n", runtime.describe_workers().c_str(),
                runtime.scheduler().c_str());
-  std::fprintf(stderr, "%10s %13s %14s\n", "submit_us", "cpu_chain_us", "cuda_chain_us");
-  std::fprintf(stderr, "%10.3f %13.3f %14s\n", median(submit_times), median(cpu_times),
-               workers.cuda > 0 ? std::to_string(median(cuda_times)).c_str() : "-");
+  std::fprintf(stderr, "%10s %13s %6s %14s %15s %22s\n", "submit_us", "cpu_chain_us", "moved",
+               "cuda_chain_us", "cpu_handoff_us", "cpu_parallel_chain_us");
+  std::fprintf(
+      stderr, "%10.3f %13.3f %6.3f %14s %15s %22.3f\n", median(submit_times), median(cpu_times),
+      median(moved), workers.cuda > 0 ? std::to_string(median(cuda_times)).c_str() : "-",
+      handoff ? std::to_string(median(handoff_times)).c_str() : "-", median(parallel_times));
   return 0;
 }
 
@@ -127,9 +220,10 @@ int main(int argc, char **argv) {
     ArgParser args(
         "task_overhead",
         "Measures StarPU's cost per task on this machine with empty tasks: the submitting\n"
-        "thread's time per task (tasks held back by a handle it holds, workers live) and the\n"
-        "time per task of a chain of dependent\n"
-        "tasks on the CPU workers and on the CUDA workers. These are what the perf models leave\n"
+        "thread's time per task (tasks held back by a handle it holds, workers live), the\n"
+        "time per task of a chain of dependent tasks on the CPU workers and on the CUDA\n"
+        "workers, of a chain handed from one CPU worker to the next at each task, and of one\n"
+        "chain per CPU worker at once. These are what the perf models leave\n"
         "out; perf/simulate --overheads charges them. STARPU_SCHED picks the scheduler (default:\n"
         "train's choice). One JSON line on stdout, a table on stderr.");
     args.add("tasks", "N", "tasks per measurement", &o.tasks, 10, 1000000);

@@ -13,6 +13,7 @@ several times (train_benchmark --repeats) is compared by the median of its measu
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -100,6 +101,9 @@ def main():
     p.add_argument("--sim-args", default="--warmup 5 --steps 5",
                    help="more simulate arguments (simulation is deterministic: one round does)")
     p.add_argument("--timeout", type=int, default=300, help="seconds per simulation at most")
+    p.add_argument("--networks", help="NAME,...: only these networks' rows (a quicker re-run)")
+    p.add_argument("--plans", help="REGEX: only the rows whose plan it matches whole "
+                   "('cpu|samples:.*')")
     a = p.parse_args()
     models = parse_models(a.models)
     os.makedirs(a.out, exist_ok=True)
@@ -107,7 +111,10 @@ def main():
     # A case measured several times (train_benchmark --repeats) is simulated once, against the
     # median of its measurements (the simulation is deterministic).
     measurements = {}
+    networks = a.networks.split(",") if a.networks else None
     for case in cases(a.results, models):
+        if networks and case[1] not in networks or a.plans and not re.fullmatch(a.plans, case[4]):
+            continue
         measurements.setdefault(case[:-1], []).append(case[-1])
     for (step, network, batch, config, plan, gpus, cpus, micro), times in measurements.items():
         measured = statistics.median(times)

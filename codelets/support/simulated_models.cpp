@@ -111,7 +111,25 @@ double estimate_cost(starpu_task *task, starpu_perfmodel_arch *arch, unsigned ni
   return us;
 }
 
+// The function the simulation runs for a codelet of time_internal_tasks: its task's cost, slept.
+void sleep_through_cost(void *[], void *) {
+  starpu_task *task = starpu_task_get_current();
+  starpu_perfmodel_arch *arch =
+      starpu_worker_get_perf_archtype(starpu_worker_get_id(), task->sched_ctx);
+  const double us = starpu_task_expected_length(task, arch, 0);
+  if (us > 0) starpu_sleep(float(us * 1e-6));
+}
+
 }  // namespace
+
+void time_internal_tasks(starpu_codelet &codelet) {
+  codelet.flags |= STARPU_CODELET_SIMGRID_EXECUTE;
+  if (codelet.cpu_funcs[0]) codelet.cpu_funcs[0] = sleep_through_cost;
+  if (codelet.cuda_funcs[0]) {
+    codelet.cuda_funcs[0] = sleep_through_cost;
+    codelet.cuda_flags[0] = 0;  // the simulation runs only synchronous functions
+  }
+}
 
 void estimate_missing_shapes() {
   estimates_on = true;

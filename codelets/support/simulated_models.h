@@ -46,6 +46,15 @@ void use_simulated_costs(starpu_codelet &codelet);
 // N bytes" lines.
 std::vector<std::string> estimated_shapes();
 
+// StarPU's SimGrid mode gives no time at all to the tasks StarPU submits itself (internal jobs,
+// such as a STARPU_REDUX reduction's sums: _starpu_simgrid_submit_job returns on them), where call
+// h's traces show a lenet CPU step's reductions, one handle after another, take ~1.5 ms. Makes
+// `codelet`'s tasks, StarPU's or not, spend their cost (as use_simulated_costs answers: the model's
+// time plus the overheads) in their worker's simulated time, by a function the simulation runs
+// (STARPU_CODELET_SIMGRID_EXECUTE) that sleeps that long. Call after use_simulated_costs(codelet),
+// before its first task; not for a codelet StarPU calls as an init function.
+void time_internal_tasks(starpu_codelet &codelet);
+
 // StarPU's own cost per task on the calibrated machine, which the perf models leave out (they time
 // a codelet's function alone): each task is charged its kind of worker's cost on top of its
 // model's time (through use_simulated_costs), and the submitting thread `submit_us` per task

@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""Tests of perf/trace_gaps.py on a small tasks.rec written here (starpu_fxt_tool's format, ms).
+
+Usage: python3 tests/perf/trace_gaps_test.py PATH/TO/perf/trace_gaps.py
+"""
+
+import importlib.util
+import os
+import sys
+import tempfile
+import unittest
+
+GAPS_PATH = sys.argv.pop(1) if len(sys.argv) > 1 else os.path.join(
+    os.path.dirname(__file__), "..", "..", "perf", "trace_gaps.py")
+spec = importlib.util.spec_from_file_location("trace_gaps", GAPS_PATH)
+gaps = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(gaps)
+
+
+def task(job, name, worker, submit, start, end, depends="", node=0):
+    lines = [f"Name: {name}", f"JobId: {job}", f"WorkerId: {worker}", f"MemoryNode: {node}",
+             f"SubmitTime: {submit}", f"StartTime: {start}", f"EndTime: {end}"]
+    if depends:
+        lines.append(f"DependsOn: {depends}")
+    return "\n".join(lines) + "\n"
+
+
+# 1 on worker 0, ready at its submission (gap 10 us); 2 after 1 on worker 1 (hand-off, 30 us);
+# 3 after 1 and 2, last input 2 on worker 1, runs there (same worker, 20 us); 4 a reduction on
+# worker 2 after 3 (40 us); 5 on the CUDA worker after 3 (memory node 1, 5 us); 6 submitted after
+# its input ended (ready at submission, 50 us).
+TASKS_REC = "\n".join([
+    task(1, "starcnn_conv2d_forward", 0, 1.0, 1.010, 1.100),
+    task(2, "starcnn_relu_maxpool_forward", 1, 1.0, 1.130, 1.200, "1"),
+    task(3, "starcnn_linear_forward", 1, 1.0, 1.220, 1.300, "1 2"),
+    task(4, "redux_task_between_replicates", 2, 1.0, 1.340, 1.350, "3"),
+    task(5, "starcnn_linear_forward", 3, 1.0, 1.305, 1.400, "3", node=1),
+    task(6, "starcnn_sgd_update", 0, 1.500, 1.550, 1.600, "4"),
+])
+
+
+class TraceGapsTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+        with open(os.path.join(self.dir, "tasks.rec"), "w") as f:
+            f.write(TASKS_REC)
+
+    def test_categories(self):
+        by_kind = gaps.gaps(gaps.read_rec(os.path.join(self.dir, "tasks.rec")))
+        rounded = {kind: sorted(round(v, 6) for v in values) for kind, values in by_kind.items()}
+        self.assertEqual(rounded, {"ready at submission": [10, 50],
+                                   "handed to another worker": [30],
+                                   "same worker": [20],
+                                   "reduction tasks": [40],
+                                   "handed to another worker (CUDA worker)": [5]})
+
+
+if __name__ == "__main__":
+    unittest.main()
