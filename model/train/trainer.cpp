@@ -34,7 +34,13 @@ std::pair<double, double> take_stats(Tensor &stats, Where where) {
 int choose_micro_batches(long requested, const MachineWorkers &workers, size_t batch, Where home) {
   if (requested > 0) return int(requested);
   if (workers.cuda > 0 && home != Where::cpu) return 1;
-  return int(std::max<size_t>(1, std::min<size_t>(size_t(std::max(1, workers.cpu)), batch / 16)));
+  // At most 8 chains of 8 samples or more: each chain adds a reduction task per parameter at the
+  // end of the step, run one after another, and on the H200's 16 CPU workers lenet's step was
+  // fastest with 8 chains at batch 64 and 256 (perf/results/h200-2026-12-03-m, cpu-chains: 4.7
+  // and 8.5 ms; 16 chains 7.0 and 9.8; 4 chains 5.4 and 11.3).
+  constexpr size_t kMaxCpuChains = 8, kMinSamplesPerChain = 8;
+  return int(std::max<size_t>(
+      1, std::min({size_t(std::max(1, workers.cpu)), batch / kMinSamplesPerChain, kMaxCpuChains})));
 }
 
 MicroBatchShare micro_batch_share(const MachineWorkers &workers, size_t batch, int micro_batches) {
