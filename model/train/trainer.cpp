@@ -34,11 +34,12 @@ std::pair<double, double> take_stats(Tensor &stats, Where where) {
 int choose_micro_batches(long requested, const MachineWorkers &workers, size_t batch, Where home) {
   if (requested > 0) return int(requested);
   if (workers.cuda > 0 && home != Where::cpu) return 1;
-  // At most 8 chains of 8 samples or more: each chain adds a reduction task per parameter at the
-  // end of the step, run one after another, and on the H200's 16 CPU workers lenet's step was
-  // fastest with 8 chains at batch 64 and 256 (perf/results/h200-2026-12-03-m, cpu-chains: 4.7
-  // and 8.5 ms; 16 chains 7.0 and 9.8; 4 chains 5.4 and 11.3).
-  constexpr size_t kMaxCpuChains = 8, kMinSamplesPerChain = 8;
+  // At most 8 chains of 16 samples or more: each chain adds a reduction task per parameter at
+  // the end of the step, run one after another, and on the H200's 16 CPU workers lenet's step at
+  // batch 256 was fastest with 8 chains in two calls (perf/results/h200-2026-12-03-m and -n,
+  // cpu-chains: 8.5 and 7.8 ms; 16 chains 9.8 and 8.9; 4 chains 11.3 and 9.9). At batch 64 the
+  // calls disagreed between 4 and 8 chains, so it keeps 4.
+  constexpr size_t kMaxCpuChains = 8, kMinSamplesPerChain = 16;
   return int(std::max<size_t>(
       1, std::min({size_t(std::max(1, workers.cpu)), batch / kMinSamplesPerChain, kMaxCpuChains})));
 }
