@@ -1,6 +1,7 @@
 // run_with_cpu_workers_parked on two CPU workers, under every test scheduler: while one is parked
 // every CPU task runs on the other; afterwards the parked one runs tasks again (one pinned to it),
-// also after the work threw; keep >= the worker count parks nothing.
+// also after the work threw; keep >= the worker count parks nothing; perf-model measurements taken
+// before parking are still saved at shutdown (creating StarPU contexts resets its calibrate flag).
 #include "model/runtime/parked_workers.h"
 
 #include "tests/support/starpu_runtime.h"
@@ -8,9 +9,12 @@
 #include <gtest/gtest.h>
 #include <starpu.h>
 
+#include <cstdio>
+#include <fstream>
 #include <optional>
 #include <set>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace starcnn {
@@ -77,6 +81,26 @@ TEST_P(ParkedWorkersTest, WorkersComeBackWhenTheWorkThrows) {
                std::runtime_error);
   EXPECT_EQ(parked_cpu_workers(), 0);
   EXPECT_EQ(run_tasks(4, cpu_worker(1)), std::set<int>{cpu_worker(1)});
+}
+
+TEST_P(ParkedWorkersTest, ModelsMeasuredBeforeParkingAreSaved) {
+  static starpu_perfmodel model{};
+  static std::string symbol;
+  symbol = "parked_workers_test_" + GetParam();
+  model.type = STARPU_HISTORY_BASED;
+  model.symbol = symbol.c_str();
+  char path[1024];
+  starpu_perfmodel_get_model_path(symbol.c_str(), path, sizeof(path));
+  std::remove(path);
+  starpu_codelet cl = record_codelet();
+  cl.model = &model;
+  ran_on.assign(8, -1);
+  for (int i = 0; i < 8; ++i) ASSERT_EQ(starpu_task_insert(&cl, STARPU_VALUE, &i, sizeof(i), 0), 0);
+  starpu_task_wait_for_all();
+  run_with_cpu_workers_parked(1, [] {});
+  runtime_.reset();  // starpu_shutdown saves the models
+  std::ifstream saved(path);
+  EXPECT_TRUE(saved.good()) << path << " was not written at shutdown";
 }
 
 TEST_P(ParkedWorkersTest, KeepingEveryWorkerParksNone) {
