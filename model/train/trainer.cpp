@@ -34,14 +34,11 @@ std::pair<double, double> take_stats(Tensor &stats, Where where) {
 int choose_micro_batches(long requested, const MachineWorkers &workers, size_t batch, Where home) {
   if (requested > 0) return int(requested);
   if (workers.cuda > 0 && home != Where::cpu) return 1;
-  // At most 8 chains of 16 samples or more: each chain adds a reduction task per parameter at
-  // the end of the step, run one after another, and on the H200's 16 CPU workers lenet's step at
-  // batch 256 was fastest with 8 chains in two calls (perf/results/h200-2026-12-03-m and -n,
-  // cpu-chains: 8.5 and 7.8 ms; 16 chains 9.8 and 8.9; 4 chains 11.3 and 9.9). At batch 64 the
-  // calls disagreed between 4 and 8 chains, so it keeps 4.
-  constexpr size_t kMaxCpuChains = 8, kMinSamplesPerChain = 16;
-  return int(std::max<size_t>(
-      1, std::min({size_t(std::max(1, workers.cpu)), batch / kMinSamplesPerChain, kMaxCpuChains})));
+  // One chain per CPU worker: capping lenet at 8 chains made its batch-256 step faster on the
+  // H200 (calls m, n: 8.5 and 7.8 ms against 9.8 and 8.9 with 16) but wide's, whose chains are
+  // compute, 1.4-1.6x slower (call o: 407 ms against 255-292 in calls l, m); the right count
+  // depends on a chain's work against its end-of-step sums.
+  return int(std::max<size_t>(1, std::min<size_t>(size_t(std::max(1, workers.cpu)), batch / 16)));
 }
 
 MicroBatchShare micro_batch_share(const MachineWorkers &workers, size_t batch, int micro_batches) {

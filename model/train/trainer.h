@@ -55,8 +55,8 @@ struct TrainConfig {
 // Micro-batches for a step of `batch` samples on these workers, its ops placed at `home`:
 // `requested` if positive, else the default: on the CPU workers (no CUDA worker, or a plan that
 // keeps the network on the CPU), a step of one task per op keeps one core busy at a time, so each
-// CPU worker gets a micro-batch, up to 8 of them and of 16 samples or more (more chains cost more
-// end-of-step sums than they save); a GPU runs a whole batch best.
+// CPU worker gets a micro-batch (of 16 samples or more, so that tasks stay worth their overhead);
+// a GPU runs a whole batch best.
 int choose_micro_batches(long requested, const MachineWorkers &workers, size_t batch,
                          Where home = Where::any);
 
