@@ -19,7 +19,6 @@
 #include "model/nn/network_memory.h"
 #include "model/nn/network_spec.h"
 #include "model/nn/parameter_set.h"
-#include "model/runtime/parked_workers.h"
 #include "model/runtime/run_stats.h"
 #include "model/runtime/runtime.h"
 #include "model/train/plan_calibration.h"
@@ -326,7 +325,7 @@ void add_rank_fields(json::Object &summary, const MpiWorld &world, const BatchSh
 
 int train_network(const Options &o, const NetworkSpec &spec, const Dataset &train,
                   const Dataset &test, const std::optional<Checkpoint> &init,
-                  const Runtime &runtime, MpiWorld &world, std::string *summary);
+                  std::optional<Runtime> &runtime, MpiWorld &world, std::string *summary);
 
 // A failing rank stops the others at once: they would otherwise wait for its gradients forever.
 [[noreturn]] void stop_every_rank(MpiWorld &world, const char *what, int status) {
@@ -368,7 +367,8 @@ int load_and_train(const Options &o, MpiWorld &world, std::string *summary) {
       return 0;
     }
   }
-  Runtime runtime(RuntimeOptions{o.trace, "", -1});
+  std::optional<Runtime> runtime;
+  runtime.emplace(RuntimeOptions{o.trace, "", -1});
   StarpuMpiScope starpu_mpi(world);
   // Stopped before StarPU-MPI shuts down, which would wait for the other ranks forever.
   return stopping_every_rank_on_error(
@@ -379,26 +379,28 @@ int run(const Options &o, MpiWorld &world, std::string *summary) {
   return stopping_every_rank_on_error(world, [&] { return load_and_train(o, world, summary); });
 }
 
-// The CPU workers that stay awake for `plan` (given, or auto's choice): one when it leaves them
-// idle (cpu_workers_for_plan says why), the others parked during training; -1, all of them. Not
-// under mpirun (StarPU-MPI's transfers were never run beside parked workers).
-int awake_cpu_workers(const NetworkSpec &spec, const std::string &plan, const MpiWorld &world,
-                      const Runtime &runtime) {
-  const int keep = cpu_workers_for_plan(spec, plan, runtime.workers());
-  if (keep < 0 || world.active()) return -1;
+// A plan (given, or auto's choice) that leaves the CPU workers idle runs on a StarPU restarted
+// with one CPU worker (cpu_workers_for_plan says why). Not under mpirun (StarPU-MPI runs on top
+// of this StarPU) nor while tracing (one trace per run).
+void shed_idle_cpu_workers(const Options &o, const NetworkSpec &spec, const std::string &plan,
+                           const MpiWorld &world, std::optional<Runtime> &runtime) {
+  const int ncpu = cpu_workers_for_plan(spec, plan, runtime->workers());
+  if (ncpu < 0 || world.active() || !o.trace.empty()) return;
+  runtime.reset();
+  runtime.emplace(RuntimeOptions{o.trace, "", -1, nullptr, nullptr, ncpu});
   std::printf(
-      "plan %s leaves the CPU workers idle: %d of %d parked while training (idle workers poll "
-      "and slow the GPU's tasks; STARPU_NCPU keeps them all)\n",
-      plan.c_str(), runtime.workers().cpu - keep, runtime.workers().cpu);
-  return keep;
+      "plan %s leaves the CPU workers idle: StarPU restarted with %s (idle workers poll "
+      "and slow the GPU's tasks; STARPU_NCPU keeps a number)\n",
+      plan.c_str(), runtime->describe_workers().c_str());
 }
 
 int train_network(const Options &o, const NetworkSpec &spec, const Dataset &train,
                   const Dataset &test, const std::optional<Checkpoint> &init,
-                  const Runtime &runtime, MpiWorld &world, std::string *summary) {
-  std::printf("StarPU scheduler %s, %s\n", runtime.describe_scheduler().c_str(),
-              runtime.describe_workers().c_str());
-  if (runtime.workers().cuda > 0) std::printf("CUDA convolutions in %s (--math)\n", o.math.c_str());
+                  std::optional<Runtime> &started, MpiWorld &world, std::string *summary) {
+  const Runtime &first = *started;
+  std::printf("StarPU scheduler %s, %s\n", first.describe_scheduler().c_str(),
+              first.describe_workers().c_str());
+  if (first.workers().cuda > 0) std::printf("CUDA convolutions in %s (--math)\n", o.math.c_str());
   const BatchShard shard = rank_shard(o, world);
   const std::unique_ptr<RankSum> rank_sum = world.make_rank_sum();
   if (world.size() > 1)
@@ -413,7 +415,7 @@ int train_network(const Options &o, const NetworkSpec &spec, const Dataset &trai
   config.seed = uint64_t(o.seed);
   config.log_every = size_t(o.log_every);
   config.shard = shard;
-  const MachineWorkers workers = runtime.workers();
+  MachineWorkers workers = first.workers();
   const std::string plan_text = !o.plan.empty() ? o.plan : workers.cuda > 0 ? "auto" : "none";
   NetworkPlanText plans = usage_errors_of("--plan", [&] { return parse_network_plan(plan_text); });
   std::optional<PlanSearch> search;
@@ -422,7 +424,9 @@ int train_network(const Options &o, const NetworkSpec &spec, const Dataset &trai
     for (const std::string &line : describe(*search)) std::printf("%s\n", line.c_str());
     plans = parse_network_plan(search->plan);
   }
-  const int awake = awake_cpu_workers(spec, search ? search->plan : plan_text, world, runtime);
+  shed_idle_cpu_workers(o, spec, search ? search->plan : plan_text, world, started);
+  workers = started->workers();
+  const Runtime &runtime = *started;
   // The search's micro-batches (one per GPU, where that won) unless the user gave a count.
   const long micro_batches =
       search ? chosen_micro_batches(*search, o.micro_batches) : o.micro_batches;
@@ -482,38 +486,31 @@ int train_network(const Options &o, const NetworkSpec &spec, const Dataset &trai
   EpochSummary last;
   Evaluation eval;
   bool evaluated = false;
-  const auto train_epochs = [&] {
-    for (int64_t epoch = start_epoch; epoch < end_epoch; ++epoch) {
-      if (o.stats) stats.begin();
-      last = trainer.train_epoch(
-          size_t(epoch), [&](const Progress &p) { progress.step(p); }, stop_requested);
-      if (o.stats) stats.end();
-      progress.finish_line();
-      const bool eval_now =
-          o.eval_every > 0 && ((epoch + 1 - start_epoch) % o.eval_every == 0 || last.interrupted ||
-                               last.reached_max_steps || epoch + 1 == end_epoch);
-      evaluated = eval_now && !last.interrupted && world.rank() == 0;
-      if (evaluated) eval = trainer.evaluate(test);
-      std::printf("epoch %lld: train loss %.4f acc %.2f%%, %s%.0f img/s, %.1f s, %llu tasks/step\n",
-                  (long long)epoch + 1, last.train_loss, 100.0 * last.train_accuracy,
-                  evaluated ? ("test loss " + std::to_string(eval.loss).substr(0, 6) + " acc " +
-                               std::to_string(100.0 * eval.accuracy).substr(0, 5) + "%, ")
-                                  .c_str()
-                            : "",
-                  last.images_per_s, last.seconds, (unsigned long long)trainer.tasks_per_step());
-      if (planning && last.steps > 0)
-        std::printf(
-            "auto plan: predicted conv time %.3f ms per step, measured whole step %.3f ms\n",
-            planning->predicted_us / 1000.0, 1000.0 * last.seconds / double(last.steps));
-      if (world.rank() == 0)
-        weights_finite = saver.save(params, trainer.step(), last, evaluated ? &eval : nullptr);
-      if (!weights_finite || last.interrupted || last.reached_max_steps) break;
-    }
-  };
-  if (awake > 0)
-    run_with_cpu_workers_parked(awake, train_epochs);
-  else
-    train_epochs();
+  for (int64_t epoch = start_epoch; epoch < end_epoch; ++epoch) {
+    if (o.stats) stats.begin();
+    last = trainer.train_epoch(
+        size_t(epoch), [&](const Progress &p) { progress.step(p); }, stop_requested);
+    if (o.stats) stats.end();
+    progress.finish_line();
+    const bool eval_now =
+        o.eval_every > 0 && ((epoch + 1 - start_epoch) % o.eval_every == 0 || last.interrupted ||
+                             last.reached_max_steps || epoch + 1 == end_epoch);
+    evaluated = eval_now && !last.interrupted && world.rank() == 0;
+    if (evaluated) eval = trainer.evaluate(test);
+    std::printf("epoch %lld: train loss %.4f acc %.2f%%, %s%.0f img/s, %.1f s, %llu tasks/step\n",
+                (long long)epoch + 1, last.train_loss, 100.0 * last.train_accuracy,
+                evaluated ? ("test loss " + std::to_string(eval.loss).substr(0, 6) + " acc " +
+                             std::to_string(100.0 * eval.accuracy).substr(0, 5) + "%, ")
+                                .c_str()
+                          : "",
+                last.images_per_s, last.seconds, (unsigned long long)trainer.tasks_per_step());
+    if (planning && last.steps > 0)
+      std::printf("auto plan: predicted conv time %.3f ms per step, measured whole step %.3f ms\n",
+                  planning->predicted_us / 1000.0, 1000.0 * last.seconds / double(last.steps));
+    if (world.rank() == 0)
+      weights_finite = saver.save(params, trainer.step(), last, evaluated ? &eval : nullptr);
+    if (!weights_finite || last.interrupted || last.reached_max_steps) break;
+  }
   json::Object fields =
       json_summary(o, search ? search->plan : plan_text, runtime, last, evaluated ? &eval : nullptr,
                    trainer.step(), trainer.micro_batches(), trainer.tasks_per_step(),

@@ -4,13 +4,13 @@
 //   gpu-only  StarPU started with STARPU_NCPU=1 (the data-loading task has only a CPU
 //             implementation, so one CPU worker stays); plan `cuda` (every op on CUDA)
 //   all-cuda  StarPU with every worker it finds, plan `cuda`: the GPU alone however many CPU
-//             workers there are (every CPU worker but one parked, as in train; it should match
+//             workers there are, every CPU worker but one parked (asleep; it should match
 //             gpu-only)
 //   all-cuda-polling  all-cuda with every CPU worker left awake (polling), to measure what parking
 //             saves
 //   cpu+gpu   StarPU with every worker it finds, --plan (default auto: the measured search of
 //             model/train/plan_search.h, whose candidates are reported too; when its choice
-//             leaves the CPU workers idle, all but one are parked while it is timed, as in train)
+//             leaves the CPU workers idle, StarPU restarts with one, as in train)
 // StarPU is started afresh for each measurement (environment set before starpu_init), so one run
 // measures every configuration. Steps are timed as perf/train_timing_support.h says (the same
 // procedure simulate runs under SimGrid): warm-up rounds (which also calibrate the history perf
@@ -166,20 +166,27 @@ struct Result {
 
 Result measure(const Options &o, const NetworkSpec &spec, const Dataset &data, size_t batch,
                const std::string &config) {
-  const Runtime runtime;
+  std::optional<Runtime> runtime;
+  runtime.emplace();
   Result r;
   std::string plan = config == "cpu-only" ? "cpu" : config == "cpu+gpu" ? o.plan : "cuda";
   TimingOptions timing = o.timing;
   if (is_measured_auto(parse_network_plan(plan))) {
-    r.search_workers = runtime.workers();
+    r.search_workers = runtime->workers();
     r.search = search_plan_for_timing(spec, data, batch, r.search_workers, timing);
     plan = r.search->plan;
+    // As train does: a plan that leaves the CPU workers idle runs with one.
+    const int ncpu = cpu_workers_for_plan(spec, plan, runtime->workers());
+    if (ncpu >= 0) {
+      runtime.reset();
+      runtime.emplace(RuntimeOptions{"", "", -1, nullptr, nullptr, ncpu});
+    }
   }
-  r.scheduler = runtime.scheduler();
-  r.workers = runtime.describe_workers();
-  r.counts = runtime.workers();
-  // As train does: the CPU workers a plan leaves idle sleep while it runs.
-  const int awake = config == "all-cuda-polling" ? -1 : cpu_workers_for_plan(spec, plan, r.counts);
+  r.scheduler = runtime->scheduler();
+  r.workers = runtime->describe_workers();
+  r.counts = runtime->workers();
+  // all-cuda keeps every CPU worker, parked (asleep) while the plan leaves them idle.
+  const int awake = config == "all-cuda" ? cpu_workers_for_plan(spec, plan, r.counts) : -1;
   const auto time_it = [&] {
     r.parked_cpu_workers = parked_cpu_workers();
     r.timing = time_training(spec, data, batch, plan, r.counts, timing);

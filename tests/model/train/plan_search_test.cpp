@@ -1,7 +1,7 @@
 // The plan text of the measured search's "filters across GPUs" candidate, read back by the plan
 // parser: every conv's filters in parts that sum to the layer's, one part per device (at most
 // one per filter), sizes within one of each other, each pinned to its own CUDA device. And which
-// plans leave the CPU workers idle (all but one are then parked while training).
+// plans leave the CPU workers idle (auto then restarts StarPU with one).
 #include "model/train/plan_search.h"
 
 #include "codelets/support/codelet_support.h"
@@ -58,8 +58,8 @@ TEST(FiltersAcrossGpus, AConvOfFewerFiltersThanGpusTakesOnePerDevice) {
   for (int gpus : {2, 4, 8}) expect_even_cut_over_gpus(spec, gpus);
 }
 
-// Which whole-network plans leave the CPU workers nothing but batch loading (then all but one are
-// parked): only plans whose home and every conv part are on CUDA workers.
+// Which whole-network plans leave the CPU workers nothing but batch loading (then auto restarts
+// StarPU with one CPU worker): only plans whose home and every conv part are on CUDA workers.
 TEST(LeavesCpuWorkersIdle, OnlyPlansWithEveryOpOnCuda) {
   const NetworkSpec lenet = load_network("lenet");
   const MachineWorkers one_gpu{4, 1}, two_gpus{4, 2};
