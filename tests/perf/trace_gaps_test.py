@@ -4,17 +4,14 @@
 Usage: python3 tests/perf/trace_gaps_test.py PATH/TO/perf/trace_gaps.py
 """
 
-import importlib.util
 import os
 import sys
 import tempfile
 import unittest
 
-GAPS_PATH = sys.argv.pop(1) if len(sys.argv) > 1 else os.path.join(
-    os.path.dirname(__file__), "..", "..", "perf", "trace_gaps.py")
-spec = importlib.util.spec_from_file_location("trace_gaps", GAPS_PATH)
-gaps = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(gaps)
+from script_module import load_script
+
+gaps = load_script("trace_gaps")
 
 
 def task(job, name, worker, submit, start, end, depends="", node=0):

@@ -6,7 +6,6 @@ Usage: python3 tests/perf/trace_report_test.py PATH/TO/perf/trace_report.py
 """
 
 import contextlib
-import importlib.util
 import io
 import os
 import shutil
@@ -14,11 +13,9 @@ import sys
 import tempfile
 import unittest
 
-REPORT_PATH = sys.argv.pop(1) if len(sys.argv) > 1 else os.path.join(
-    os.path.dirname(__file__), "..", "..", "perf", "trace_report.py")
-spec = importlib.util.spec_from_file_location("trace_report", REPORT_PATH)
-report = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(report)
+from script_module import load_script
+
+report = load_script("trace_report")
 
 # Two workers over 0..10 ms: CPU0 busy 2 + 3 = 5 ms, CUDA0 busy 4 ms; one sync task that never ran.
 # Dependencies: 3 on the sync task 1, 4 on 2 and 3; the critical path is 1 -> 3 -> 4, 0 + 4 + 3 ms.
