@@ -384,10 +384,9 @@ int run(const Options &o, MpiWorld &world, std::string *summary) {
 // of this StarPU) nor while tracing (one trace per run).
 void shed_idle_cpu_workers(const Options &o, const NetworkSpec &spec, const std::string &plan,
                            const MpiWorld &world, std::optional<Runtime> &runtime) {
-  const int ncpu = cpu_workers_for_plan(spec, plan, runtime->workers());
-  if (ncpu < 0 || world.active() || !o.trace.empty()) return;
-  runtime.reset();
-  runtime.emplace(RuntimeOptions{o.trace, "", -1, nullptr, nullptr, ncpu});
+  if (world.active() || !o.trace.empty() ||
+      !restart_for_plan(runtime, RuntimeOptions{o.trace, "", -1}, spec, plan))
+    return;
   std::printf(
       "plan %s leaves the CPU workers idle: StarPU restarted with %s (idle workers poll "
       "and slow the GPU's tasks; STARPU_NCPU keeps a number)\n",

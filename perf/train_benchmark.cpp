@@ -176,11 +176,7 @@ Result measure(const Options &o, const NetworkSpec &spec, const Dataset &data, s
     r.search = search_plan_for_timing(spec, data, batch, r.search_workers, timing);
     plan = r.search->plan;
     // As train does: a plan that leaves the CPU workers idle runs with one.
-    const int ncpu = cpu_workers_for_plan(spec, plan, runtime->workers());
-    if (ncpu >= 0) {
-      runtime.reset();
-      runtime.emplace(RuntimeOptions{"", "", -1, nullptr, nullptr, ncpu});
-    }
+    restart_for_plan(runtime, RuntimeOptions{}, spec, plan);
   }
   r.scheduler = runtime->scheduler();
   r.workers = runtime->describe_workers();

@@ -105,6 +105,15 @@ int cpu_workers_for_plan(const NetworkSpec &spec, const std::string &plan,
   return leaves_cpu_workers_idle(spec, plan, workers) ? 1 : -1;
 }
 
+bool restart_for_plan(std::optional<Runtime> &runtime, RuntimeOptions options,
+                      const NetworkSpec &spec, const std::string &plan) {
+  options.ncpu = cpu_workers_for_plan(spec, plan, runtime->workers());
+  if (options.ncpu < 0) return false;
+  runtime.reset();
+  runtime.emplace(options);
+  return true;
+}
+
 void apply_plan(const NetworkPlanText &plans, const MachineWorkers &workers, long micro_batches,
                 TrainConfig &config) {
   SampleSplit samples;

@@ -20,6 +20,7 @@
 
 #include "model/data/dataset.h"
 #include "model/nn/network_spec.h"
+#include "model/runtime/runtime.h"
 #include "model/train/plan_calibration.h"
 #include "model/train/trainer.h"
 #include "partition/split_plan.h"
@@ -83,6 +84,12 @@ bool leaves_cpu_workers_idle(const NetworkSpec &spec, const std::string &plan,
 // with one, the data-loading tasks still have their worker.
 int cpu_workers_for_plan(const NetworkSpec &spec, const std::string &plan,
                          const MachineWorkers &workers);
+
+// Restarts `runtime` with `options` and the CPU workers cpu_workers_for_plan asks for, when it
+// asks for a number; returns whether it did (train and train_benchmark's cpu+gpu run auto's
+// choice this way).
+bool restart_for_plan(std::optional<Runtime> &runtime, RuntimeOptions options,
+                      const NetworkSpec &spec, const std::string &plan);
 
 // What train builds for a --plan text on these workers: the TrainConfig's micro-batches and
 // sample split (a sample split, or a plan that keeps the network on the CPU, changes them).
