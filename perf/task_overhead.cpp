@@ -100,6 +100,15 @@ void insert_empty(starpu_codelet *cl, starpu_data_handle_t gate, starpu_data_han
                  "task_overhead");
 }
 
+// Microseconds per task (of `count`) from the release of `gate`, which the tasks submitted behind
+// it wait for, to the end of every task.
+double release_and_time(starpu_data_handle_t gate, long count) {
+  const double start = starpu_timing_now();
+  starpu_data_release(gate);
+  starpu_task_wait_for_all();
+  return (starpu_timing_now() - start) / double(count);
+}
+
 // Microseconds per task of a chain of `count` dependent empty tasks on `handle`, from the release
 // of `gate`, which the first one waits for. With `masks`, task i may run on masks[i % size] only.
 double chain_us(starpu_codelet *cl, starpu_data_handle_t gate, starpu_data_handle_t handle,
@@ -110,10 +119,7 @@ double chain_us(starpu_codelet *cl, starpu_data_handle_t gate, starpu_data_handl
   for (long i = 1; i < count; ++i) insert_empty(cl, nullptr, handle, mask(i));
   last_worker = -1;
   moves = 0;
-  const double start = starpu_timing_now();
-  starpu_data_release(gate);
-  starpu_task_wait_for_all();
-  return (starpu_timing_now() - start) / double(count);
+  return release_and_time(gate, count);
 }
 
 // Microseconds per task of one chain of `count` tasks per CPU worker (handles[k], allowed on
@@ -126,10 +132,7 @@ double parallel_chains_us(starpu_codelet *cl, starpu_data_handle_t gate,
   // Round-robin over the chains, as a step submits its layers' parts.
   for (long i = 1; i < count; ++i)
     for (size_t k = 0; k < masks.size(); ++k) insert_empty(cl, nullptr, handles[k], &masks[k]);
-  const double start = starpu_timing_now();
-  starpu_data_release(gate);
-  starpu_task_wait_for_all();
-  return (starpu_timing_now() - start) / double(count);
+  return release_and_time(gate, count);
 }
 
 int run(const Options &o) {
