@@ -14,6 +14,7 @@ each tagged with its session step):
 """
 import argparse
 import json
+import statistics
 import sys
 
 
@@ -41,9 +42,7 @@ def index(rows, step, engine):
     for key, group in groups.items():
         group = sorted(group, key=lambda r: r["step_ms"])
         row = dict(group[(len(group) - 1) // 2])
-        if len(group) % 2 == 0:
-            row["step_ms"] = (group[len(group) // 2 - 1]["step_ms"] +
-                              group[len(group) // 2]["step_ms"]) / 2
+        row["step_ms"] = statistics.median(r["step_ms"] for r in group)
         row["repeats"] = len(group)
         row["range_ms"] = (group[0]["step_ms"], group[-1]["step_ms"])
         table[key] = row
