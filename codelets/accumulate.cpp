@@ -1,6 +1,10 @@
 #include "codelets/accumulate.h"
 
+#include <algorithm>
 #include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 namespace starcnn {
 
@@ -10,6 +14,19 @@ void zero_fill_cpu(float *x, size_t n) {
 
 void add_into_cpu(float *dst, const float *src, size_t n) {
   for (size_t i = 0; i < n; ++i) dst[i] += src[i];
+}
+
+void add_all_cpu(float *dst, const float *const *srcs, size_t count, size_t n) {
+  // Blocks that stay in cache while every source is added in.
+  constexpr size_t kBlock = 4096;
+  for (size_t first = 0; first < n; first += kBlock) {
+    const size_t last = std::min(n, first + kBlock);
+    for (size_t s = 0; s < count; ++s) {
+      const float *__restrict src = srcs[s];
+      float *__restrict out = dst;
+      for (size_t i = first; i < last; ++i) out[i] += src[i];
+    }
+  }
 }
 
 namespace {
@@ -23,7 +40,26 @@ auto add_into_args(void *buffers[], void *) {
                          vector_length(buffers[0]));
 }
 
+// (dst, srcs, n): buffer 0 is dst, the others the sources.
+auto add_all_args(void *buffers[], void *) {
+  const size_t count = size_t(STARPU_TASK_GET_NBUFFERS(starpu_task_get_current())) - 1;
+  std::vector<const float *> srcs(count);
+  for (size_t s = 0; s < count; ++s) srcs[s] = vector_data(buffers[s + 1]);
+  return std::make_tuple(vector_data(buffers[0]), std::move(srcs), vector_length(buffers[0]));
+}
+
+void add_all_on_cpu(float *dst, const std::vector<const float *> &srcs, size_t n) {
+  add_all_cpu(dst, srcs.data(), srcs.size(), n);
+}
+#ifdef STARCNN_USE_CUDA
+void add_all_on_cuda(float *dst, const std::vector<const float *> &srcs, size_t n,
+                     cudaStream_t stream) {
+  add_all_cuda(dst, srcs.data(), srcs.size(), n, stream);
+}
+#endif
+
 starpu_perfmodel zero_fill_model = size_history_model("starcnn_zero_fill");
+starpu_perfmodel add_all_model = size_history_model("starcnn_add_all");
 starpu_perfmodel add_into_model = size_history_model("starcnn_add_into");
 
 }  // namespace
@@ -32,6 +68,8 @@ starpu_codelet zero_fill_codelet = STARCNN_KERNEL_CODELET(
     "zero_fill", zero_fill_cpu, zero_fill_cuda, zero_fill_args, &zero_fill_model, {STARPU_W});
 starpu_codelet add_into_codelet = STARCNN_KERNEL_CODELET(
     "add_into", add_into_cpu, add_into_cuda, add_into_args, &add_into_model, {STARPU_RW, STARPU_R});
+starpu_codelet add_all_codelet = STARCNN_KERNEL_CODELET("add_all", add_all_on_cpu, add_all_on_cuda,
+                                                        add_all_args, &add_all_model, {});
 
 namespace {
 
@@ -79,6 +117,20 @@ void submit_zero_fill(starpu_data_handle_t x, Where where, int priority) {
 void submit_add_into(starpu_data_handle_t dst, starpu_data_handle_t src, Where where,
                      int priority) {
   insert_task(add_into_codelet, "add_into", where, priority, STARPU_RW, dst, STARPU_R, src);
+}
+
+void submit_add_all(starpu_data_handle_t dst, const std::vector<starpu_data_handle_t> &srcs,
+                    Where where, int priority) {
+  if (srcs.empty()) throw std::invalid_argument("add_all: no vectors to add");
+  std::vector<starpu_data_descr> descrs{{dst, STARPU_RW}};
+  for (size_t s = 0; s < srcs.size(); ++s) {
+    if (starpu_vector_get_nx(srcs[s]) != starpu_vector_get_nx(dst))
+      throw std::invalid_argument("add_all: vector " + std::to_string(s) +
+                                  " differs in length from the sum");
+    descrs.push_back({srcs[s], STARPU_R});
+  }
+  insert_task(add_all_codelet, "add_all", where, priority, STARPU_DATA_MODE_ARRAY, descrs.data(),
+              int(descrs.size()));
 }
 
 }  // namespace starcnn

@@ -10,6 +10,13 @@ __global__ void add_into_kernel(float *dst, const float *src, size_t n) {
 
 }  // namespace
 
+void add_all_cuda(float *dst, const float *const *srcs, size_t count, size_t n,
+                  cudaStream_t stream) {
+  // A launch per source: a step sums a few micro-batches' gradients, and the launches queue on
+  // the worker's stream without waiting.
+  for (size_t s = 0; s < count; ++s) add_into_cuda(dst, srcs[s], n, stream);
+}
+
 void zero_fill_cuda(float *x, size_t n, cudaStream_t stream) {
   // All-zero bytes are 0.0f; an asynchronous memset on the worker's stream.
   const cudaError_t status = cudaMemsetAsync(x, 0, n * sizeof(float), stream);

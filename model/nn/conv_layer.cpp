@@ -21,10 +21,11 @@ ConvLayer::ConvLayer(const Conv2dShape &whole, Parameter &weight, Parameter &bia
   for (const SplitPart &part : plan.parts)
     if (kind_of(part.where) != parts_kind) parts_kind = Where::any;
   set_sum_reduction(input_grad_.handle(), parts_kind);
+  // A blocked part's gradient sums its blocks, in whichever slot a network writes.
   for (size_t p = 0; p < plan.parts.size(); ++p)
-    if (blocked(p)) {
-      set_sum_reduction(weight.grad(p).handle(), plan.parts[p].where);
-      set_sum_reduction(bias.grad(p).handle(), plan.parts[p].where);
+    for (size_t slot = 0; blocked(p) && slot < weight.grad_slots(); ++slot) {
+      set_sum_reduction(weight.grad(p, slot).handle(), plan.parts[p].where);
+      set_sum_reduction(bias.grad(p, slot).handle(), plan.parts[p].where);
     }
   if (!is_whole()) {
     merge_ = merge_shape_of(tasks_, whole.n, whole.out_h() * whole.out_w(), whole.c_out);
@@ -78,21 +79,22 @@ void ConvLayer::forward(const Tensor &input) {
 
 void ConvLayer::backward(const Tensor &input, const Tensor &output_grad, bool need_input_grad) {
   if (!is_whole()) submit_split(output_grad.handle(), handles_of(piece_grads_), merge_, where_);
-  // The REDUX sums must start from nothing, not from the previous step's values. Gradients that
-  // micro-batches add into are cleared by the step itself (ParameterSet::submit_clear_grads).
+  // The REDUX sums must start from nothing, not from the previous step's values.
   if (need_input_grad && !is_whole()) starpu_data_invalidate_submit(input_grad_.handle());
   for (size_t p = 0; p < plan_.parts.size(); ++p)
-    if (blocked(p) && grad_access_ == GradientAccess::overwrite) {
-      starpu_data_invalidate_submit(weight_.grad(p).handle());
-      starpu_data_invalidate_submit(bias_.grad(p).handle());
+    if (blocked(p)) {
+      starpu_data_invalidate_submit(weight_.grad(p, grad_slot_).handle());
+      starpu_data_invalidate_submit(bias_.grad(p, grad_slot_).handle());
     }
   for (size_t t = 0; t < tasks_.size(); ++t) {
     const PartTask &task = tasks_[t];
     const Tensor &dy = is_whole() ? output_grad : piece_grads_[t];
-    const GradientAccess access = blocked(task.part) ? GradientAccess::accumulate : grad_access_;
-    submit_conv2d_backward_filter(input.handle(), dy.handle(), weight_.grad(task.part).handle(),
-                                  bias_.grad(task.part).handle(), task_shape(task), access,
-                                  task.where, 0, task.first_sample);
+    const GradientAccess access =
+        blocked(task.part) ? GradientAccess::accumulate : GradientAccess::overwrite;
+    submit_conv2d_backward_filter(input.handle(), dy.handle(),
+                                  weight_.grad(task.part, grad_slot_).handle(),
+                                  bias_.grad(task.part, grad_slot_).handle(), task_shape(task),
+                                  access, task.where, 0, task.first_sample);
     if (need_input_grad)
       submit_conv2d_backward_data(
           weight_.value(task.part).handle(), dy.handle(), input_grad_.handle(), task_shape(task),

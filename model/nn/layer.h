@@ -16,10 +16,9 @@ namespace starcnn {
 class Layer {
  public:
   virtual ~Layer() = default;
-  // How backward() writes the parameter gradients: overwrite them (one network per step), or add
-  // into them with STARPU_REDUX (several networks on micro-batches of one step; the step must
-  // invalidate the gradients before the first adds, see ParameterSet::submit_clear_grads).
-  void set_grad_access(GradientAccess access) { grad_access_ = access; }
+  // Which gradient slot of its parameters backward() overwrites (Parameter::grad): 0 for the one
+  // network of a step, its own for each micro-batch's network (ParameterSet::use_grad_slots).
+  void set_grad_slot(size_t slot) { grad_slot_ = slot; }
   // Which kind of worker runs this layer's tasks (a split convolution's parts keep their plan's;
   // its merges follow this).
   void set_where(Where where) { where_ = where; }
@@ -33,7 +32,7 @@ class Layer {
   const Tensor &input_grad() const { return input_grad_; }
 
  protected:
-  GradientAccess grad_access_ = GradientAccess::overwrite;
+  size_t grad_slot_ = 0;
   Where where_ = Where::any;
   Tensor output_, input_grad_;  // made by each layer's constructor
 };

@@ -28,8 +28,9 @@ void LinearLayer::backward(const Tensor &input, const Tensor &output_grad, bool 
     submit_relu_backward(output_.handle(), output_grad.handle(), pre_relu_grad_.handle(), where_);
     dz = pre_relu_grad_.handle();
   }
-  submit_linear_backward_weights(input.handle(), dz, weight_.grad(0).handle(),
-                                 bias_.grad(0).handle(), shape_, grad_access_, where_);
+  submit_linear_backward_weights(input.handle(), dz, weight_.grad(0, grad_slot_).handle(),
+                                 bias_.grad(0, grad_slot_).handle(), shape_,
+                                 GradientAccess::overwrite, where_);
   if (need_input_grad)
     submit_linear_backward_data(weight_.value(0).handle(), dz, input_grad_.handle(), shape_,
                                 where_);

@@ -22,13 +22,16 @@ bool next_is(const NetworkSpec &spec, size_t i, LayerKind kind) {
 }  // namespace
 
 Network::Network(const NetworkSpec &spec, ParameterSet &params, int batch, int loss_batch,
-                 GradientAccess grad_access, std::optional<NetworkPlacement> placement)
+                 size_t grad_slot, std::optional<NetworkPlacement> placement)
     : batch_(batch),
       loss_batch_(loss_batch > 0 ? loss_batch : batch),
       classes_(int(spec.output().size())) {
   const NetworkPlacement place = placement.value_or(NetworkPlacement{params.home(), false});
   home_ = place.home;
   if (batch <= 0) throw std::invalid_argument("batch size must be positive");
+  if (grad_slot >= params.grad_slots())
+    throw std::invalid_argument("gradient slot " + std::to_string(grad_slot) +
+                                " of a parameter set with " + std::to_string(params.grad_slots()));
   const uint32_t n = uint32_t(batch);
   for (size_t i = 0; i < spec.layers.size(); ++i) {
     const LayerSpec &layer = spec.layers[i];
@@ -82,7 +85,7 @@ Network::Network(const NetworkSpec &spec, ParameterSet &params, int batch, int l
     throw std::invalid_argument(spec.source + ": the network must end in class scores");
   logits_grad_ = Tensor({batch, classes_}, "dlogits");
   for (auto &layer : layers_) {
-    layer->set_grad_access(grad_access);
+    layer->set_grad_slot(grad_slot);
     layer->set_where(home_);
   }
 }

@@ -26,12 +26,12 @@ class Network {
  public:
   // Throws std::invalid_argument for a layer starcnn cannot run (e.g. a maxpool other than 2).
   // A network on one micro-batch of a step averages its loss over the step's `loss_batch`
-  // samples and adds its parameter gradients to the other micro-batches' (GradientAccess::
-  // accumulate); a network on a whole step has loss_batch == batch and overwrites them.
-  // The placement defaults to the parameter set's plan (ParameterSet::home()).
+  // samples and writes its parameter gradients into its own `grad_slot` (made beforehand by
+  // ParameterSet::use_grad_slots; the step sums the slots); a network on a whole step has
+  // loss_batch == batch and slot 0. The placement defaults to the parameter set's plan
+  // (ParameterSet::home()).
   Network(const NetworkSpec &spec, ParameterSet &params, int batch, int loss_batch = 0,
-          GradientAccess grad_access = GradientAccess::overwrite,
-          std::optional<NetworkPlacement> placement = std::nullopt);
+          size_t grad_slot = 0, std::optional<NetworkPlacement> placement = std::nullopt);
 
   int batch() const { return batch_; }
   Where home() const { return home_; }

@@ -46,6 +46,18 @@ Parameter::Parameter(std::string name, std::vector<int> shape, std::vector<int> 
   }
 }
 
+void Parameter::add_grad_slots(size_t count) {
+  while (grad_slots() < count) {
+    const std::string slot = "#" + std::to_string(grad_slots());
+    std::vector<Tensor> grads;
+    for (size_t p = 0; p < grads_.size(); ++p) {
+      const std::string suffix = grads_.size() > 1 ? "[" + std::to_string(p) + "]" : "";
+      grads.emplace_back(grads_[p].shape(), "d" + name_ + suffix + slot);
+    }
+    slot_grads_.push_back(std::move(grads));
+  }
+}
+
 size_t Parameter::size() const {
   size_t n = 1;
   for (int d : shape_) n *= size_t(d);

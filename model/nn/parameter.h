@@ -23,7 +23,14 @@ class Parameter {
   size_t part_count() const { return values_.size(); }
   const std::vector<int> &part_rows() const { return part_rows_; }
   Tensor &value(size_t part) { return values_[part]; }
-  Tensor &grad(size_t part) { return grads_[part]; }
+  // The gradient of a part: slot 0 is the one the update reads; the micro-batches of a step each
+  // write a slot of their own, which the step adds into slot 0 (ParameterSet::submit_sum_grads).
+  Tensor &grad(size_t part, size_t slot = 0) {
+    return slot == 0 ? grads_[part] : slot_grads_[slot - 1][part];
+  }
+  size_t grad_slots() const { return 1 + slot_grads_.size(); }
+  // Makes slots 1 .. count-1 (at least the ones there are: never fewer).
+  void add_grad_slots(size_t count);
   Tensor &momentum(size_t part) { return momenta_[part]; }
 
   // Whole tensors, row-major in the full shape (waits for the tasks writing them).
@@ -37,6 +44,7 @@ class Parameter {
   std::vector<int> shape_;
   std::vector<int> part_rows_;
   std::vector<Tensor> values_, grads_, momenta_;
+  std::vector<std::vector<Tensor>> slot_grads_;  // [slot - 1][part]
 };
 
 }  // namespace starcnn

@@ -2,6 +2,7 @@
 
 #include "codelets/accumulate.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <stdexcept>
@@ -80,16 +81,21 @@ Where ParameterSet::part_where(const Parameter &p, size_t part) const {
   return conv != conv_plans_.end() ? conv->second.parts[part].where : home_;
 }
 
-void ParameterSet::sum_grads(bool any_worker) {
-  for (auto &p : params_)
-    for (size_t part = 0; part < p->part_count(); ++part)
-      set_sum_reduction(p->grad(part).handle(), any_worker ? Where::any : part_where(*p, part));
+void ParameterSet::use_grad_slots(size_t slots) {
+  grad_slots_ = std::max(grad_slots_, slots);
+  for (auto &p : params_) p->add_grad_slots(grad_slots_);
 }
 
-void ParameterSet::submit_clear_grads() {
+void ParameterSet::submit_sum_grads(size_t slots) {
+  if (slots > grad_slots_)
+    throw std::invalid_argument("summing " + std::to_string(slots) + " gradient slots of " +
+                                std::to_string(grad_slots_));
   for (auto &p : params_)
-    for (size_t part = 0; part < p->part_count(); ++part)
-      starpu_data_invalidate_submit(p->grad(part).handle());
+    for (size_t part = 0; part < p->part_count(); ++part) {
+      std::vector<starpu_data_handle_t> others;
+      for (size_t slot = 1; slot < slots; ++slot) others.push_back(p->grad(part, slot).handle());
+      if (!others.empty()) submit_add_all(p->grad(part).handle(), others, part_where(*p, part));
+    }
 }
 
 void ParameterSet::submit_update(const SgdParams &params) {

@@ -103,13 +103,11 @@ Trainer::Trainer(const NetworkSpec &spec, ParameterSet &params, const Dataset &t
                                 std::to_string(config.batch) + ")");
   micro_ = cut_batch(config, int(starpu_cpu_worker_get_count()));
   const size_t micro = micro_.size();
-  const GradientAccess access = micro > 1 ? GradientAccess::accumulate : GradientAccess::overwrite;
-  // A sample split runs networks on both kinds of worker: their sums may run on either.
   const bool both_kinds = config.samples.cpu_samples > 0;
-  if (micro > 1) params.sum_grads(both_kinds);
-  for (const MicroBatch &m : micro_)
-    networks_.push_back(std::make_unique<Network>(spec, params, int(m.size), int(config.batch),
-                                                  access, m.placement));
+  params.use_grad_slots(micro);
+  for (size_t m = 0; m < micro; ++m)
+    networks_.push_back(std::make_unique<Network>(spec, params, int(micro_[m].size),
+                                                  int(config.batch), m, micro_[m].placement));
   for (int slot = 0; slot < 2; ++slot)
     for (size_t m = 0; m < micro; ++m) {
       const int size = networks_[m]->batch();
@@ -147,7 +145,6 @@ EpochSummary Trainer::train_epoch(size_t epoch,
   size_t window_steps = 0;
   for (size_t b = 0; b < batches && !stop.load() && !reached_max_steps(); ++b) {
     const uint64_t submitted = submitted_task_count();
-    if (networks_.size() > 1) params_.submit_clear_grads();
     for (size_t m = 0; m < networks_.size(); ++m) {
       const Tensor &images = images_[(b % 2) * networks_.size() + m];
       const Tensor &labels = labels_[(b % 2) * networks_.size() + m];
@@ -155,6 +152,7 @@ EpochSummary Trainer::train_epoch(size_t epoch,
       networks_[m]->forward(images, labels, stats_);
       networks_[m]->backward(images, labels);
     }
+    params_.submit_sum_grads(networks_.size());
     // Data-parallel: the update below applies the gradients of the whole batch, every rank's.
     if (config_.rank_sum) config_.rank_sum->sum_gradients(params_);
     const bool first_step = !momentum_started_;

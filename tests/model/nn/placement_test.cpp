@@ -24,7 +24,7 @@ std::multimap<std::string, Where> step_tasks(const NetworkSpec &spec, const std:
                                              std::optional<NetworkPlacement> placement = {},
                                              const MachineWorkers &machine = kMachine) {
   ParameterSet params(spec, parse_network_plan(plan), machine);
-  Network network(spec, params, 8, 8, GradientAccess::overwrite, placement);
+  Network network(spec, params, 8, 8, 0, placement);
   Tensor images({8, spec.input.c, spec.input.h, spec.input.w}, "images");
   Tensor labels({8}, "labels", ElementType::i32);
   Tensor stats({int(kXentStatsSize)}, "stats");
