@@ -5,6 +5,7 @@
 // its shard of every batch, gradients are summed across ranks, and rank 0 alone prints and saves.
 #include "apps/cli/args.h"
 #include "apps/cli/blas_core.h"
+#include "apps/cli/cpu_chains_option.h"
 #include "apps/cli/math_option.h"
 #include "apps/cli/output_dir.h"
 #include "apps/cli/progress.h"
@@ -51,6 +52,7 @@ struct Options {
   std::string checkpoint, output_dir, init, resume, trace, lr_schedule = "constant";
   std::string rank_shares = "even";
   std::string math = kDefaultProgramMath;
+  std::string cpu_chains = "pinned";
   bool init_any_network = false;
   long epochs = 3, batch = 64, seed = 1, eval_every = 1, log_every = 100, max_steps = 0;
   long micro_batches = 0;  // 0: chosen from the workers (choose_micro_batches)
@@ -84,6 +86,7 @@ Options parse_options(int argc, char **argv, bool *run) {
            "summed, the same step): parallel work for the workers. 0: one per CPU worker "
            "(micro-batches of 16 samples or more) without CUDA workers, else 1",
            &o.micro_batches, 0, 1 << 20);
+  add_cpu_chains_option(args, &o.cpu_chains);
   args.add("lr", "F", "learning rate", &o.lr, 0.0, 1e6);
   args.add_choice("lr-schedule", {"constant", "cosine"},
                   "the learning rate throughout, or annealed along a cosine to zero at the last "
@@ -173,6 +176,7 @@ json::Object json_summary(const Options &o, const std::string &plan, const Runti
       .string("math", o.math)
       .integer("batch", o.batch)
       .integer("micro_batches", micro_batches)
+      .string("cpu_chains", o.cpu_chains)
       .integer("epochs", last.epoch + 1)
       .integer("steps", step)
       .fixed("train_loss", last.train_loss, 6)
@@ -413,6 +417,7 @@ int train_network(const Options &o, const NetworkSpec &spec, const Dataset &trai
   config.weight_decay = float(o.weight_decay);
   config.seed = uint64_t(o.seed);
   config.log_every = size_t(o.log_every);
+  config.pin_cpu_chains = pinned_cpu_chains(o.cpu_chains);
   config.shard = shard;
   MachineWorkers workers = first.workers();
   const std::string plan_text = !o.plan.empty() ? o.plan : workers.cuda > 0 ? "auto" : "none";

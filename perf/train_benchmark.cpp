@@ -19,6 +19,7 @@
 // measurement. One JSON line per measurement on stdout, a table on stderr.
 #include "apps/cli/args.h"
 #include "apps/cli/blas_core.h"
+#include "apps/cli/cpu_chains_option.h"
 #include "apps/cli/math_option.h"
 #include "codelets/support/codelet_runtime.h"
 #include "codelets/support/codelet_support.h"
@@ -58,7 +59,7 @@ const std::vector<std::string> kConfigs = {"cpu-only", "gpu-only", "all-cuda", "
 struct Options {
   std::string networks = "lenet,wide", batches = "64,256",
               configs = "cpu-only,gpu-only,all-cuda,cpu+gpu";
-  std::string plan = "auto", sched, math = kDefaultProgramMath;
+  std::string plan = "auto", sched, math = kDefaultProgramMath, cpu_chains = "pinned";
   long repeats = 1;
   TimingOptions timing;
 };
@@ -296,6 +297,7 @@ int run(const Options &o) {
       for (long repeat = 0; repeat < o.repeats; ++repeat)
         for (const std::string &config : configs) {
           json::Object common = common_fields(networks[i], batch, config, o.math, machine);
+          common.string("cpu_chains", o.cpu_chains);
           if (o.repeats > 1) common.integer("repeat", repeat);
           if (config != "cpu-only" && machine.cuda_workers == 0) {
             if (repeat == 0) {
@@ -367,9 +369,11 @@ int main(int argc, char **argv) {
              "micro-batches per step, as train's (0: one per CPU worker without CUDA workers, "
              "else 1)",
              &o.timing.micro_batches, 0, 1 << 20);
+    add_cpu_chains_option(args, &o.cpu_chains);
     add_math_option(args, &o.math);
     if (!args.parse(argc, argv)) return 0;
     apply_math_option(o.math);
+    o.timing.pin_cpu_chains = pinned_cpu_chains(o.cpu_chains);
     return run(o);
   });
 }

@@ -48,6 +48,7 @@ TrainConfig timing_config(size_t batch, const TimingOptions &o) {
   tc.momentum = 0.9f;
   tc.seed = uint64_t(o.seed);
   tc.log_every = size_t(o.round);
+  tc.pin_cpu_chains = o.pin_cpu_chains;
   return tc;
 }
 

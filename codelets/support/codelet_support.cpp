@@ -117,20 +117,24 @@ uint64_t submitted_task_count() {
 }
 
 std::string where_name(Where where) {
-  if (device_of(where) >= 0) return "cuda" + std::to_string(device_of(where));
   const Where kind = kind_of(where);
-  return kind == Where::cpu ? "cpu" : kind == Where::cuda ? "cuda" : "any";
+  const std::string name = kind == Where::cpu ? "cpu" : kind == Where::cuda ? "cuda" : "any";
+  return device_of(where) >= 0 ? name + std::to_string(device_of(where)) : name;
 }
 
 int pinned_worker(Where where, const char *op) {
   const int device = device_of(where);
   if (device < 0) return -1;
-  const int worker = starpu_worker_get_by_devid(STARPU_CUDA_WORKER, device);
-  if (worker < 0)
-    throw std::runtime_error(std::string(op) + " is pinned to CUDA device " +
-                             std::to_string(device) + " (cuda" + std::to_string(device) +
-                             ") but StarPU has no worker for it (" +
-                             std::to_string(starpu_cuda_worker_get_count()) + " CUDA workers)");
+  const bool cpu = kind_of(where) == Where::cpu;
+  const int worker =
+      starpu_worker_get_by_devid(cpu ? STARPU_CPU_WORKER : STARPU_CUDA_WORKER, device);
+  if (worker < 0) {
+    const unsigned count = cpu ? starpu_cpu_worker_get_count() : starpu_cuda_worker_get_count();
+    throw std::runtime_error(std::string(op) + " is pinned to " +
+                             (cpu ? "CPU worker " : "CUDA device ") + std::to_string(device) +
+                             " (" + where_name(where) + ") but StarPU has no worker for it (" +
+                             std::to_string(count) + (cpu ? " CPU" : " CUDA") + " workers)");
+  }
   return worker;
 }
 

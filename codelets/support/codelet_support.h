@@ -25,8 +25,8 @@
 namespace starcnn {
 
 // Which kinds of worker may run a task; a split plan gives one per part. A task may also be pinned
-// to the worker of one CUDA device (cuda_device()): the kind's bit, plus the device number + 1 in
-// the bits above kWhereKindBits.
+// to the worker of one CUDA device (cuda_device()) or to one CPU worker (cpu_worker()): the kind's
+// bit, plus the device or CPU worker number + 1 in the bits above kWhereKindBits.
 enum class Where : uint32_t {
   any = STARPU_CPU | STARPU_CUDA,
   cpu = STARPU_CPU,
@@ -40,11 +40,17 @@ constexpr int kWhereDeviceShift = 16;
 constexpr Where cuda_device(int device) {
   return Where(uint32_t(STARPU_CUDA) | (uint32_t(device + 1) << kWhereDeviceShift));
 }
+// CPU worker number `index` (StarPU's devid of CPU workers, 0 .. CPU workers - 1) alone: a CPU
+// micro-batch's task chain.
+constexpr Where cpu_worker(int index) {
+  return Where(uint32_t(STARPU_CPU) | (uint32_t(index + 1) << kWhereDeviceShift));
+}
 // The kinds of worker of `where`, whatever device it names: Where::cuda for cuda_device(d).
 constexpr Where kind_of(Where where) {
   return Where(uint32_t(where) & kWhereKindBits);
 }
-// The CUDA device `where` pins its tasks to, or -1 when any worker of its kinds may run them.
+// The CUDA device or CPU worker number `where` pins its tasks to, or -1 when any worker of its
+// kinds may run them.
 constexpr int device_of(Where where) {
   return int(uint32_t(where) >> kWhereDeviceShift) - 1;
 }
@@ -74,7 +80,8 @@ starpu_codelet make_codelet(const char *name, starpu_cpu_func_t cpu, starpu_cuda
                             starpu_perfmodel *model,
                             std::initializer_list<starpu_data_access_mode> modes);
 
-// "cpu", "cuda", "cuda1" (a pinned device) or "any": the plans' spelling.
+// "cpu", "cuda", "cuda1" (a pinned device), "cpu3" (a pinned CPU worker) or "any": the plans'
+// spelling.
 std::string where_name(Where where);
 
 // The STARPU_EXECUTE_WHERE argument of starpu_task_insert for `where`.
@@ -82,8 +89,8 @@ inline unsigned long long where_mask(Where where) {
   return static_cast<unsigned long long>(kind_of(where));
 }
 
-// The StarPU worker that runs the tasks `where` pins to a CUDA device, or -1 when it pins none.
-// Throws std::runtime_error naming `op` and the device when StarPU has no worker for it.
+// The StarPU worker that runs the tasks `where` pins to a CUDA device or CPU worker, or -1 when it
+// pins none. Throws std::runtime_error naming `op` and the device when StarPU has no worker for it.
 int pinned_worker(Where where, const char *op);
 
 // Tasks submitted through check_submit() since the program started (for tasks-per-step reports).

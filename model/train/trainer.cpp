@@ -91,6 +91,35 @@ std::vector<MicroBatch> cut_batch(const TrainConfig &config, int cpu_workers) {
   return cut;
 }
 
+namespace {
+
+// Whether every convolution of `spec` is one whole task on the CPU under `params`' plans.
+bool convs_whole_on_cpu(const ParameterSet &params, const NetworkSpec &spec) {
+  for (const LayerSpec &layer : spec.layers) {
+    if (layer.kind != LayerKind::conv) continue;
+    const SplitPlan &plan = params.conv_plan(layer.name);
+    if (plan.parts.size() != 1 || plan.parts[0].tasks != 1 || plan.parts[0].where != Where::cpu)
+      return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void pin_cpu_chains(std::vector<MicroBatch> &cut, const ParameterSet &params,
+                    const NetworkSpec &spec, int cpu_workers, bool pin) {
+  const bool plan_on_cpu = params.home() == Where::cpu && convs_whole_on_cpu(params, spec);
+  std::vector<MicroBatch *> chains;
+  for (MicroBatch &m : cut) {
+    const bool placed_on_cpu =
+        m.placement && m.placement->home == Where::cpu && m.placement->convs_at_home;
+    if (placed_on_cpu || (!m.placement && plan_on_cpu)) chains.push_back(&m);
+  }
+  if (!pin || chains.size() < 2 || chains.size() > size_t(std::max(0, cpu_workers))) return;
+  for (size_t k = 0; k < chains.size(); ++k)
+    chains[k]->placement = NetworkPlacement{cpu_worker(int(k)), true};
+}
+
 Trainer::Trainer(const NetworkSpec &spec, ParameterSet &params, const Dataset &train,
                  const TrainConfig &config)
     : spec_(spec),
@@ -101,7 +130,9 @@ Trainer::Trainer(const NetworkSpec &spec, ParameterSet &params, const Dataset &t
     throw std::invalid_argument("the training set has fewer samples (" +
                                 std::to_string(train.count) + ") than one batch (" +
                                 std::to_string(config.batch) + ")");
-  micro_ = cut_batch(config, int(starpu_cpu_worker_get_count()));
+  const int cpu_workers = int(starpu_cpu_worker_get_count());
+  micro_ = cut_batch(config, cpu_workers);
+  pin_cpu_chains(micro_, params, spec, cpu_workers, config.pin_cpu_chains);
   const size_t micro = micro_.size();
   const bool both_kinds = config.samples.cpu_samples > 0;
   params.use_grad_slots(micro);

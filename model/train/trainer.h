@@ -38,6 +38,10 @@ struct TrainConfig {
   // micro-batch of the other samples on the CUDA workers and cpu_micro_batches (0: one per CPU
   // worker, of 16 samples or more) on the CPU workers, every op of each on its side.
   SampleSplit samples;
+  // Each micro-batch whose every op runs on the CPU workers (a sample split's CPU chains, or the
+  // micro-batches of a whole-CPU plan) pinned to a CPU worker of its own when there are enough:
+  // its tasks skip the scheduler's choice and its activations stay in one core's caches.
+  bool pin_cpu_chains = true;
   // Learning rate over the run: `lr` throughout, or cosine annealing from `lr` at step 0 to zero
   // at step `schedule_steps` (step counts from the first run, so a resumed run continues it).
   bool cosine_lr = false;
@@ -70,6 +74,12 @@ struct MicroBatch {
 // machine with `cpu_workers` CPU workers. Throws std::invalid_argument when the cut does not fit
 // the batch.
 std::vector<MicroBatch> cut_batch(const TrainConfig &config, int cpu_workers);
+
+// With `pin` and 2 .. cpu_workers micro-batches that run on the CPU alone (placed there with
+// every op, or following a plan whose home is the CPU and whose convolutions are whole CPU
+// layers), gives the k-th of them CPU worker k (cpu_worker()); leaves the cut as it is otherwise.
+void pin_cpu_chains(std::vector<MicroBatch> &cut, const ParameterSet &params,
+                    const NetworkSpec &spec, int cpu_workers, bool pin = true);
 
 // What split plans are made for when a step runs as `micro_batches` micro-batches: the largest
 // micro-batch, and the CPU workers the other micro-batches' chains leave it (cutting a CPU part

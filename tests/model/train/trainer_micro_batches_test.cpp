@@ -1,8 +1,8 @@
 // Trainer with micro-batches: a step cut into micro-batches (each through its own copy of the
-// activations, gradients summed with STARPU_REDUX, the loss averaged over the whole batch) is the
-// same step as the whole batch's. Trained side by side from the same weights on the same data,
-// with unequal micro-batches and split convolutions, both end with the same weights, momentum
-// buffers and losses to float32 rounding.
+// activations and its own gradient slot, the slots summed, the loss averaged over the whole batch)
+// is the same step as the whole batch's, with the CPU chains pinned to workers or not. Trained side
+// by side from the same weights on the same data, with unequal micro-batches and split
+// convolutions, both end with the same weights, momentum buffers and losses to float32 rounding.
 #include "model/data/dataset.h"
 #include "model/nn/network_spec.h"
 #include "model/nn/parameter_set.h"
@@ -35,7 +35,7 @@ struct TrainedRun {
 };
 
 TrainedRun train(const NetworkSpec &spec, const Dataset &data, const std::string &plan, int micro,
-                 SampleSplit samples = SampleSplit()) {
+                 SampleSplit samples = SampleSplit(), bool pin = true) {
   ParameterSet params(spec, parse_network_plan(plan), {int(starpu_cpu_worker_get_count()), 0});
   params.initialize(5);
   TrainConfig config;
@@ -44,6 +44,7 @@ TrainedRun train(const NetworkSpec &spec, const Dataset &data, const std::string
   config.log_every = 1;
   config.micro_batches = micro;
   config.samples = samples;
+  config.pin_cpu_chains = pin;
   Trainer trainer(spec, params, data, config);
   TrainedRun run;
   run.micro_batches = trainer.micro_batches();
@@ -115,6 +116,66 @@ TEST_P(TrainerMicroBatchesTest, SampleSplitTrainsLikeTheWholeBatch) {
   const TrainedRun split = train(spec, data, "none;conv1=1@cpu,3@any", 1, samples);
   ASSERT_EQ(split.micro_batches, 3u);
   expect_same_training(spec, whole, split);
+}
+
+// A whole-CPU plan's micro-batches, each pinned to a CPU worker of its own (as many as workers),
+// and the same left to the scheduler.
+TEST_P(TrainerMicroBatchesTest, PinnedCpuChainsTrainLikeTheWholeBatch) {
+  const int workers = int(starpu_cpu_worker_get_count());
+  if (workers < 2) GTEST_SKIP() << "pinning needs 2 CPU workers, StarPU has " << workers;
+  const NetworkSpec spec = parse_network(kNet, "pinned.net");
+  const Dataset data = random_dataset(40);
+  const TrainedRun whole = train(spec, data, "none", 1);
+  for (bool pin : {true, false}) {
+    SCOPED_TRACE(pin ? "pinned" : "scheduled");
+    const TrainedRun cut = train(spec, data, "cpu", std::min(workers, 4), SampleSplit(), pin);
+    expect_same_training(spec, whole, cut);
+  }
+}
+
+// pin_cpu_chains gives the CPU chains (and only them) CPU workers 0, 1, ... when there are 2 to
+// cpu_workers of them.
+TEST(TrainerMicroBatches, PinCpuChainsGivesEachCpuChainAWorker) {
+  testing::StarpuRuntime runtime("eager", 0);
+  ASSERT_TRUE(runtime.started());
+  const NetworkSpec spec = parse_network(kNet, "pin.net");
+  const MachineWorkers machine{4, 1};
+  TrainConfig config;
+  config.batch = 64;
+  config.micro_batches = 3;
+  ParameterSet on_cpu(spec, parse_network_plan("cpu"), machine);
+  std::vector<MicroBatch> cut = cut_batch(config, 4);
+  pin_cpu_chains(cut, on_cpu, spec, 4);
+  for (size_t k = 0; k < cut.size(); ++k) {
+    ASSERT_TRUE(cut[k].placement.has_value());
+    EXPECT_EQ(cut[k].placement->home, cpu_worker(int(k)));
+    EXPECT_TRUE(cut[k].placement->convs_at_home);
+  }
+  const auto unpinned = [&](const ParameterSet &params, int workers, bool pin) {
+    std::vector<MicroBatch> same = cut_batch(config, 4);
+    pin_cpu_chains(same, params, spec, workers, pin);
+    for (const MicroBatch &m : same)
+      if (m.placement) return false;
+    return true;
+  };
+  EXPECT_TRUE(unpinned(on_cpu, 2, true));   // more chains than workers
+  EXPECT_TRUE(unpinned(on_cpu, 4, false));  // not asked
+  EXPECT_TRUE(unpinned(ParameterSet(spec, parse_network_plan("cuda"), machine), 4, true));
+  EXPECT_TRUE(unpinned(ParameterSet(spec, parse_network_plan("cpu;conv1=2@cpu,2@cuda"), machine), 4,
+                       true));  // a split convolution: not every op on the CPU
+  config.micro_batches = 1;
+  EXPECT_TRUE(unpinned(on_cpu, 4, true));  // one chain: its ops may run side by side
+
+  // A sample split: its CPU chains only.
+  config.samples.cpu_samples = 40;
+  config.samples.cpu_micro_batches = 2;
+  ParameterSet on_cuda(spec, parse_network_plan("cuda"), machine);
+  std::vector<MicroBatch> split = cut_batch(config, 4);
+  pin_cpu_chains(split, on_cuda, spec, 4);
+  ASSERT_EQ(split.size(), 3u);
+  EXPECT_FALSE(split[0].placement.has_value());
+  EXPECT_EQ(split[1].placement->home, cpu_worker(0));
+  EXPECT_EQ(split[2].placement->home, cpu_worker(1));
 }
 
 TEST(TrainerMicroBatches, CutBatchPlacesTheSampleSplit) {
