@@ -22,6 +22,7 @@
 #include "model/nn/parameter_set.h"
 #include "model/runtime/run_stats.h"
 #include "model/runtime/runtime.h"
+#include "model/train/chain_samples.h"
 #include "model/train/plan_calibration.h"
 #include "model/train/plan_search.h"
 #include "model/train/trainer.h"
@@ -52,7 +53,7 @@ struct Options {
   std::string checkpoint, output_dir, init, resume, trace, lr_schedule = "constant";
   std::string rank_shares = "even";
   std::string math = kDefaultProgramMath;
-  std::string cpu_chains = "pinned";
+  std::string cpu_chains = "scheduled";
   bool init_any_network = false;
   long epochs = 3, batch = 64, seed = 1, eval_every = 1, log_every = 100, max_steps = 0;
   long micro_batches = 0;  // 0: chosen from the workers (choose_micro_batches)
@@ -81,11 +82,13 @@ Options parse_options(int argc, char **argv, bool *run) {
            &o.epochs, 1, 100000);
   args.add("batch", "N", "samples per step", &o.batch, 1, 1 << 20);
   args.add_alias("batch-size", "batch");
-  args.add("micro-batches", "N",
-           "cut each step's batch into N micro-batches, each its own chain of tasks (gradients "
-           "summed, the same step): parallel work for the workers. 0: one per CPU worker "
-           "(micro-batches of 16 samples or more) without CUDA workers, else 1",
-           &o.micro_batches, 0, 1 << 20);
+  args.add(
+      "micro-batches", "N",
+      "cut each step's batch into N micro-batches, each its own chain of tasks (gradients "
+      "summed, the same step): parallel work for the workers. 0: one per CPU worker "
+      "(micro-batches of enough samples for their tasks: 8 for lenet, 1 for wide) without CUDA "
+      "workers, else 1",
+      &o.micro_batches, 0, 1 << 20);
   add_cpu_chains_option(args, &o.cpu_chains);
   args.add("lr", "F", "learning rate", &o.lr, 0.0, 1e6);
   args.add_choice("lr-schedule", {"constant", "cosine"},
@@ -418,6 +421,7 @@ int train_network(const Options &o, const NetworkSpec &spec, const Dataset &trai
   config.seed = uint64_t(o.seed);
   config.log_every = size_t(o.log_every);
   config.pin_cpu_chains = pinned_cpu_chains(o.cpu_chains);
+  config.cpu_chain_samples = min_samples_per_cpu_chain(spec);
   config.shard = shard;
   MachineWorkers workers = first.workers();
   const std::string plan_text = !o.plan.empty() ? o.plan : workers.cuda > 0 ? "auto" : "none";

@@ -24,6 +24,7 @@
 #include "model/nn/network_spec.h"
 #include "model/nn/parameter_set.h"
 #include "model/runtime/runtime.h"
+#include "model/train/chain_samples.h"
 #include "model/train/plan_calibration.h"
 #include "model/train/plan_search.h"
 #include "model/train/trainer.h"
@@ -101,6 +102,7 @@ Measured measure(const Options &o, const NetworkSpec &spec, const Dataset &data,
   tc.lr = 0.01f;
   tc.seed = uint64_t(o.seed);
   tc.log_every = size_t(o.round);
+  tc.cpu_chain_samples = min_samples_per_cpu_chain(spec);
   NetworkPlanText plans = parse_network_plan(plan_text);
   if (is_measured_auto(plans)) {  // train's measured auto
     const PlanSearch search = search_plans(spec, data, tc, workers);

@@ -59,7 +59,7 @@ const std::vector<std::string> kConfigs = {"cpu-only", "gpu-only", "all-cuda", "
 struct Options {
   std::string networks = "lenet,wide", batches = "64,256",
               configs = "cpu-only,gpu-only,all-cuda,cpu+gpu";
-  std::string plan = "auto", sched, math = kDefaultProgramMath, cpu_chains = "pinned";
+  std::string plan = "auto", sched, math = kDefaultProgramMath, cpu_chains = "scheduled";
   long repeats = 1;
   TimingOptions timing;
 };

@@ -1,6 +1,7 @@
 #include "perf/train_timing_support.h"
 
 #include "model/nn/parameter_set.h"
+#include "model/train/chain_samples.h"
 #include "model/train/plan_calibration.h"
 #include "model/train/plan_search.h"
 #include "model/train/trainer.h"
@@ -41,8 +42,9 @@ void warmup_round(Trainer &trainer, size_t epoch, size_t steps, TrainTiming &t) 
 }
 
 // The benchmarks' training settings: one loss reading per round, at its end.
-TrainConfig timing_config(size_t batch, const TimingOptions &o) {
+TrainConfig timing_config(const NetworkSpec &spec, size_t batch, const TimingOptions &o) {
   TrainConfig tc;
+  tc.cpu_chain_samples = min_samples_per_cpu_chain(spec);
   tc.batch = batch;
   tc.lr = float(o.lr);
   tc.momentum = 0.9f;
@@ -63,7 +65,7 @@ TrainTiming time_training(const NetworkSpec &spec, const Dataset &data, size_t b
                           const TimingOptions &o) {
   TrainTiming t;
   t.plan = plan;
-  TrainConfig tc = timing_config(batch, o);
+  TrainConfig tc = timing_config(spec, batch, o);
   NetworkPlanText plans = parse_network_plan(plan);
   apply_plan(plans, workers, o.micro_batches, tc);
   const MicroBatchShare share = micro_batch_share(workers, batch, tc.micro_batches);
@@ -105,7 +107,7 @@ TrainTiming time_training(const NetworkSpec &spec, const Dataset &data, size_t b
 
 PlanSearch search_plan_for_timing(const NetworkSpec &spec, const Dataset &data, size_t batch,
                                   const MachineWorkers &workers, TimingOptions &options) {
-  PlanSearch search = search_plans(spec, data, timing_config(batch, options), workers);
+  PlanSearch search = search_plans(spec, data, timing_config(spec, batch, options), workers);
   for (const std::string &line : describe(search)) std::fprintf(stderr, "%s\n", line.c_str());
   options.micro_batches = chosen_micro_batches(search, options.micro_batches);
   return search;

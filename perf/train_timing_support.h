@@ -20,7 +20,7 @@ namespace starcnn {
 
 struct TimingOptions {
   long steps = 20, warmup = 10, round = 5, seed = 1, micro_batches = 0;
-  bool pin_cpu_chains = true;  // TrainConfig::pin_cpu_chains
+  bool pin_cpu_chains = false;  // TrainConfig::pin_cpu_chains
   double max_seconds = 20, lr = 0.01;
 };
 

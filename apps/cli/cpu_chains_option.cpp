@@ -4,10 +4,11 @@ namespace starcnn {
 
 void add_cpu_chains_option(ArgParser &args, std::string *mode) {
   args.add_choice("cpu-chains", {"pinned", "scheduled"},
-                  "the CPU micro-batches of a step: each on a CPU worker of its own (pinned: its "
-                  "tasks skip the scheduler's choice and its data stays in one core's caches; "
-                  "only when there are 2 or more and no more than CPU workers) or each task "
-                  "wherever the scheduler puts it",
+                  "the CPU micro-batches of a step: each task wherever the scheduler puts it "
+                  "(scheduled), or each micro-batch on a CPU worker of its own (pinned: its "
+                  "tasks skip the scheduler and its data stays in one core's caches, but a "
+                  "layer's backward tasks no longer run side by side; only with 2 to CPU-workers "
+                  "micro-batches)",
                   mode);
 }
 

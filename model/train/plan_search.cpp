@@ -123,8 +123,8 @@ void apply_plan(const NetworkPlanText &plans, const MachineWorkers &workers, lon
     config.micro_batches = 1;
     return;
   }
-  config.micro_batches =
-      choose_micro_batches(micro_batches, workers, config.local_batch(), home_of(plans, workers));
+  config.micro_batches = choose_micro_batches(micro_batches, workers, config.local_batch(),
+                                              home_of(plans, workers), config.cpu_chain_samples);
 }
 
 PlanSearch search_plans(const NetworkSpec &spec, const Dataset &train, const TrainConfig &config,

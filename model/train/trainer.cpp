@@ -31,14 +31,13 @@ std::pair<double, double> take_stats(Tensor &stats, Where where) {
 
 }  // namespace
 
-int choose_micro_batches(long requested, const MachineWorkers &workers, size_t batch, Where home) {
+int choose_micro_batches(long requested, const MachineWorkers &workers, size_t batch, Where home,
+                         size_t min_samples) {
   if (requested > 0) return int(requested);
   if (workers.cuda > 0 && home != Where::cpu) return 1;
-  // One chain per CPU worker: capping lenet at 8 chains made its batch-256 step faster on the
-  // H200 (calls m, n: 8.5 and 7.8 ms against 9.8 and 8.9 with 16) but wide's, whose chains are
-  // compute, 1.4-1.6x slower (call o: 407 ms against 255-292 in calls l, m); the right count
-  // depends on a chain's work against its end-of-step sums.
-  return int(std::max<size_t>(1, std::min<size_t>(size_t(std::max(1, workers.cpu)), batch / 16)));
+  // One chain per CPU worker, each of min_samples or more (model/train/chain_samples.h).
+  return int(std::max<size_t>(1, std::min<size_t>(size_t(std::max(1, workers.cpu)),
+                                                  batch / std::max<size_t>(1, min_samples))));
 }
 
 MicroBatchShare micro_batch_share(const MachineWorkers &workers, size_t batch, int micro_batches) {
@@ -76,14 +75,12 @@ std::vector<MicroBatch> cut_batch(const TrainConfig &config, int cpu_workers) {
   if (on_cpu >= batch)
     throw std::invalid_argument(split.describe() + " leaves no sample of the batch (" +
                                 std::to_string(batch) + ") to the CUDA workers");
-  // On the H200 machine, under MPS, CPU chains of 4-8 samples ran 1.4-1.6x slower than chains
-  // of 16 for the same share (perf/results/h200-2026-12-03-g, mps-samples): a CPU task's cost
-  // hardly shrinks with its samples, so fewer, fuller chains win.
-  constexpr size_t kSamplesPerCpuChain = 16;
+  // Chains of config.cpu_chain_samples or more: a CPU task's cost hardly shrinks with its
+  // samples (model/train/chain_samples.h).
   size_t cpu_parts = size_t(split.cpu_micro_batches);
   if (cpu_parts == 0)
-    cpu_parts = std::max<size_t>(
-        1, std::min<size_t>(size_t(std::max(1, cpu_workers)), on_cpu / kSamplesPerCpuChain));
+    cpu_parts = size_t(
+        choose_micro_batches(0, {cpu_workers, 0}, on_cpu, Where::cpu, config.cpu_chain_samples));
   if (cpu_parts > on_cpu)
     throw std::invalid_argument(split.describe() + ": more CPU micro-batches than samples");
   cut.push_back({start, batch - on_cpu, std::nullopt});

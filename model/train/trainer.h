@@ -38,10 +38,16 @@ struct TrainConfig {
   // micro-batch of the other samples on the CUDA workers and cpu_micro_batches (0: one per CPU
   // worker, of 16 samples or more) on the CPU workers, every op of each on its side.
   SampleSplit samples;
+  // The fewest samples of a CPU chain where the chain count is chosen (micro_batches 0, a sample
+  // split's cpu_micro_batches 0): min_samples_per_cpu_chain() of the network.
+  size_t cpu_chain_samples = 16;
   // Each micro-batch whose every op runs on the CPU workers (a sample split's CPU chains, or the
   // micro-batches of a whole-CPU plan) pinned to a CPU worker of its own when there are enough:
-  // its tasks skip the scheduler's choice and its activations stay in one core's caches.
-  bool pin_cpu_chains = true;
+  // its tasks skip the scheduler's choice and its activations stay in one core's caches, but a
+  // chain's independent tasks (a layer's backward filter and data) no longer run side by side:
+  // on the H200 it lost 25-50% on wide and won only on lenet b64 (perf/results/
+  // h200-2026-12-03-p), so it is off unless asked for.
+  bool pin_cpu_chains = false;
   // Learning rate over the run: `lr` throughout, or cosine annealing from `lr` at step 0 to zero
   // at step `schedule_steps` (step counts from the first run, so a resumed run continues it).
   bool cosine_lr = false;
@@ -59,10 +65,10 @@ struct TrainConfig {
 // Micro-batches for a step of `batch` samples on these workers, its ops placed at `home`:
 // `requested` if positive, else the default: on the CPU workers (no CUDA worker, or a plan that
 // keeps the network on the CPU), a step of one task per op keeps one core busy at a time, so each
-// CPU worker gets a micro-batch (of 16 samples or more, so that tasks stay worth their overhead);
-// a GPU runs a whole batch best.
+// CPU worker gets a micro-batch (of `min_samples` or more, so that tasks stay worth their
+// overhead); a GPU runs a whole batch best.
 int choose_micro_batches(long requested, const MachineWorkers &workers, size_t batch,
-                         Where home = Where::any);
+                         Where home = Where::any, size_t min_samples = 16);
 
 // The micro-batches of a step: where each starts in the batch, its size, and where it runs
 // (nullopt: as the parameter set's plan says).
