@@ -52,7 +52,7 @@ namespace {
 
 constexpr const char *kUsage =
     "usage: op_benchmark [--batches 64,256] [--where cpu,cuda] [--rounds N] [--round-ms MS]\n"
-    "                    [--math fp32|tf32]\n"
+    "                    [--math fp32|tf32] [--loaded N]\n"
     "\n"
     "Times every op of lenet (3x32x32) as StarPU tasks restricted to CPU or CUDA workers and\n"
     "prints one JSON line per (device, batch, layer, op) on stdout, a table on stderr.\n"
@@ -62,6 +62,9 @@ constexpr const char *kUsage =
     "  --round-ms MS    target length of one round in milliseconds (default 30)\n"
     "  --math fp32|tf32 arithmetic of the CUDA convolutions: tf32 lets cuDNN use TF32 tensor\n"
     "                   cores (PyTorch's default), fp32 keeps strict FP32 (default tf32)\n"
+    "  --loaded N       also time each bare CPU kernel on N CPU workers at once, each on its own\n"
+    "                   operands (kernel_us_loaded: the median of their medians; needs\n"
+    "                   STARPU_NCPU >= N): how much a kernel slows when every core works\n"
     "  --version        the versions of starcnn and its libraries\n"
     "StarPU runs one CPU worker unless STARPU_NCPU is set; STARPU_SCHED is StarPU's (default "
     "dmda).\n";
@@ -72,6 +75,7 @@ struct Options {
   int rounds = 5;
   double round_ms = 30.0;
   std::string math = kDefaultProgramMath;
+  int loaded = 0;  // CPU workers running the bare kernel at once (0: not measured)
 };
 
 std::vector<std::string> split_list(const std::string &text) {
@@ -110,7 +114,7 @@ Options parse_options(int argc, char **argv) {
       std::exit(0);
     } else if (flag != "--help" && flag != "-h") {
       if (flag != "--batches" && flag != "--where" && flag != "--rounds" && flag != "--round-ms" &&
-          flag != "--math")
+          flag != "--math" && flag != "--loaded")
         throw std::invalid_argument("unknown option '" + flag + "'");
       if (i + 1 >= argc) throw std::invalid_argument(flag + " needs a value");
       value = argv[++i];
@@ -131,6 +135,8 @@ Options parse_options(int argc, char **argv) {
       options.rounds = static_cast<int>(parse_positive(value, flag, 1000));
     } else if (flag == "--round-ms") {
       options.round_ms = static_cast<double>(parse_positive(value, flag, 60000));
+    } else if (flag == "--loaded") {
+      options.loaded = static_cast<int>(parse_positive(value, flag, 1024));
     } else if (flag == "--math") {
       if (!parse_conv_math(value))
         throw std::invalid_argument("--math must be fp32 or tf32, got '" + value + "'");
@@ -427,6 +433,19 @@ void time_kernel_on_worker(void *arg) {
   timing->median_us = median(samples);
 }
 
+// The same bare kernel timed on several CPU workers at once, each on its own copy of the operands.
+struct LoadedTiming {
+  std::vector<int> workers;
+  std::vector<KernelTiming> timings;  // [i]: workers[i]'s
+};
+
+void time_kernel_on_each_worker(void *arg) {
+  auto *loaded = static_cast<LoadedTiming *>(arg);
+  const int id = starpu_worker_get_id();
+  for (size_t i = 0; i < loaded->workers.size(); ++i)
+    if (loaded->workers[i] == id) time_kernel_on_worker(&loaded->timings[i]);
+}
+
 std::vector<int> worker_ids(starpu_worker_archtype type) {
   std::vector<int> ids(starpu_worker_get_count_by_type(type));
   if (!ids.empty())
@@ -457,20 +476,41 @@ struct Result {
   std::string layer;
   std::string op;
   double us_per_call;
-  double kernel_us;  // NaN where not measured
+  double kernel_us;         // NaN where not measured
+  double kernel_us_loaded;  // NaN where not measured (--loaded)
   double exec_us;
   int calls;
   int tasks_per_call;
   int workers;
 };
 
+// kernel_us_loaded: `copies` (one op case per worker) run on as many CPU workers at once.
+double loaded_kernel_us(const std::vector<const OpCase *> &copies, const Options &options) {
+  const std::vector<int> cpus = worker_ids(STARPU_CPU_WORKER);
+  if (copies.size() > cpus.size())
+    throw std::runtime_error("--loaded " + std::to_string(copies.size()) + " needs as many CPU " +
+                             "workers, StarPU has " + std::to_string(cpus.size()) +
+                             " (set STARPU_NCPU)");
+  LoadedTiming loaded;
+  for (size_t i = 0; i < copies.size(); ++i) {
+    loaded.workers.push_back(cpus[i]);
+    loaded.timings.push_back({copies[i], options.rounds, options.round_ms * 1000.0, NAN});
+  }
+  std::vector<unsigned> ids(loaded.workers.begin(), loaded.workers.end());
+  starpu_execute_on_specific_workers(time_kernel_on_each_worker, &loaded, unsigned(ids.size()),
+                                     ids.data(), "kernel_us_loaded");
+  std::vector<double> medians;
+  for (const KernelTiming &t : loaded.timings) medians.push_back(t.median_us);
+  return median(medians);
+}
+
 Result measure(const OpCase &op, const std::string &device, uint32_t batch, const Options &options,
-               bool with_kernel) {
+               bool with_kernel, const std::vector<const OpCase *> &loaded_copies = {}) {
   const bool cuda = device == "cuda";
   const Where where = cuda ? Where::cuda : Where::cpu;
   const starpu_worker_archtype type = cuda ? STARPU_CUDA_WORKER : STARPU_CPU_WORKER;
   const double round_us = options.round_ms * 1000.0;
-  Result result{device, batch, op.layer, op.op, 0.0, NAN, NAN, 0, op.tasks_per_call, 0};
+  Result result{device, batch, op.layer, op.op, 0.0, NAN, NAN, NAN, 0, op.tasks_per_call, 0};
   result.workers = static_cast<int>(worker_ids(type).size());
 
   // Bare kernel first, while the host buffers are still the valid copies.
@@ -479,6 +519,7 @@ Result measure(const OpCase &op, const std::string &device, uint32_t batch, cons
     unsigned worker = static_cast<unsigned>(worker_ids(STARPU_CPU_WORKER).at(0));
     starpu_execute_on_specific_workers(time_kernel_on_worker, &timing, 1, &worker, "kernel_us");
     result.kernel_us = timing.median_us;
+    if (!loaded_copies.empty()) result.kernel_us_loaded = loaded_kernel_us(loaded_copies, options);
   }
 
   // Warm-up: data on the device and at least StarPU's 10 calibration runs of the perf model.
@@ -542,6 +583,7 @@ void print_json(const Result &r, const std::string &machine, const std::string &
                                .string("op", r.op)
                                .fixed("us_per_call", r.us_per_call, 2)
                                .fixed("kernel_us", r.kernel_us, 2)
+                               .fixed("kernel_us_loaded", r.kernel_us_loaded, 2)
                                .fixed("exec_us", r.exec_us, 2)
                                .integer("calls_per_round", r.calls)
                                .integer("tasks_per_call", r.tasks_per_call)
@@ -567,12 +609,13 @@ std::string table_number(double value) {
 
 void print_table(const std::vector<Result> &results) {
   if (results.empty()) return;
-  std::fprintf(stderr, "# %-6s %5s %-6s %-24s %10s %10s %10s\n", "device", "batch", "layer", "op",
-               "us/call", "kernel_us", "exec_us");
+  std::fprintf(stderr, "# %-6s %5s %-6s %-24s %10s %10s %10s %10s\n", "device", "batch", "layer",
+               "op", "us/call", "kernel_us", "loaded_us", "exec_us");
   for (const Result &r : results)
-    std::fprintf(stderr, "# %-6s %5u %-6s %-24s %10s %10s %10s\n", r.device.c_str(), r.batch,
+    std::fprintf(stderr, "# %-6s %5u %-6s %-24s %10s %10s %10s %10s\n", r.device.c_str(), r.batch,
                  r.layer.c_str(), r.op.c_str(), table_number(r.us_per_call).c_str(),
-                 table_number(r.kernel_us).c_str(), table_number(r.exec_us).c_str());
+                 table_number(r.kernel_us).c_str(), table_number(r.kernel_us_loaded).c_str(),
+                 table_number(r.exec_us).c_str());
 }
 
 int run(const Options &options) {
@@ -605,8 +648,16 @@ int run(const Options &options) {
     }
     for (uint32_t batch : options.batches) {
       const LenetOps ops(batch, batch);
-      for (const OpCase &op : ops.cases()) {
-        results.push_back(measure(op, device, batch, options, device == "cpu"));
+      // Copies of every operand for the loaded kernels, one per worker.
+      std::vector<std::unique_ptr<LenetOps>> copies;
+      if (device == "cpu" && options.loaded > 1)
+        for (int i = 0; i < options.loaded; ++i)
+          copies.push_back(std::make_unique<LenetOps>(batch, batch + 1000 + uint32_t(i)));
+      for (size_t k = 0; k < ops.cases().size(); ++k) {
+        const OpCase &op = ops.cases()[k];
+        std::vector<const OpCase *> loaded;
+        for (const auto &copy : copies) loaded.push_back(&copy->cases()[k]);
+        results.push_back(measure(op, device, batch, options, device == "cpu", loaded));
         print_json(results.back(), machine, sched, options.math);
       }
     }
