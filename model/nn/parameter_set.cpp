@@ -86,15 +86,29 @@ void ParameterSet::use_grad_slots(size_t slots) {
   for (auto &p : params_) p->add_grad_slots(grad_slots_);
 }
 
-void ParameterSet::submit_sum_grads(size_t slots) {
+void ParameterSet::submit_sum_grads(size_t slots, const std::vector<size_t> &cpu_slots) {
   if (slots > grad_slots_)
     throw std::invalid_argument("summing " + std::to_string(slots) + " gradient slots of " +
                                 std::to_string(grad_slots_));
+  std::vector<bool> on_cpu(slots, false);
+  for (size_t slot : cpu_slots) {
+    if (slot == 0 || slot >= slots)
+      throw std::invalid_argument("CPU gradient slot " + std::to_string(slot) + " of " +
+                                  std::to_string(slots) + " (slot 0 is the sum)");
+    on_cpu[slot] = true;
+  }
   for (auto &p : params_)
     for (size_t part = 0; part < p->part_count(); ++part) {
-      std::vector<starpu_data_handle_t> others;
-      for (size_t slot = 1; slot < slots; ++slot) others.push_back(p->grad(part, slot).handle());
-      if (!others.empty()) submit_add_all(p->grad(part).handle(), others, part_where(*p, part));
+      const Where where = part_where(*p, part);
+      const bool presum = cpu_slots.size() >= 2 && kind_of(where) != Where::cpu;
+      std::vector<starpu_data_handle_t> others, cpu_others;
+      for (size_t slot = 1; slot < slots; ++slot) {
+        const bool folded = presum && on_cpu[slot] && slot != cpu_slots.front();
+        (folded ? cpu_others : others).push_back(p->grad(part, slot).handle());
+      }
+      if (!cpu_others.empty())
+        submit_add_all(p->grad(part, cpu_slots.front()).handle(), cpu_others, Where::cpu);
+      if (!others.empty()) submit_add_all(p->grad(part).handle(), others, where);
     }
 }
 

@@ -46,9 +46,12 @@ class ParameterSet {
   // part's update runs. Replaces STARPU_REDUX sums, whose tree of tasks over every worker's
   // private copy (each registered as a handle of its own) cost 1.3-2.6 ms of a step with 16 CPU
   // workers on the H200.
+  // `cpu_slots` (two or more, not 0) are the slots of networks on the CPU workers: where a part's
+  // update runs elsewhere, they are first summed on the CPU into the first of them, so that one
+  // copy a part crosses the bus instead of one per CPU network.
   void use_grad_slots(size_t slots);
   size_t grad_slots() const { return grad_slots_; }
-  void submit_sum_grads(size_t slots);
+  void submit_sum_grads(size_t slots, const std::vector<size_t> &cpu_slots = {});
 
  private:
   // Where a part of `p` is updated: its conv plan part's workers, else home().

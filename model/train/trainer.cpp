@@ -133,9 +133,11 @@ Trainer::Trainer(const NetworkSpec &spec, ParameterSet &params, const Dataset &t
   const size_t micro = micro_.size();
   const bool both_kinds = config.samples.cpu_samples > 0;
   params.use_grad_slots(micro);
-  for (size_t m = 0; m < micro; ++m)
+  for (size_t m = 0; m < micro; ++m) {
     networks_.push_back(std::make_unique<Network>(spec, params, int(micro_[m].size),
                                                   int(config.batch), m, micro_[m].placement));
+    if (m > 0 && kind_of(networks_.back()->home()) == Where::cpu) cpu_slots_.push_back(m);
+  }
   for (int slot = 0; slot < 2; ++slot)
     for (size_t m = 0; m < micro; ++m) {
       const int size = networks_[m]->batch();
@@ -180,7 +182,7 @@ EpochSummary Trainer::train_epoch(size_t epoch,
       networks_[m]->forward(images, labels, stats_);
       networks_[m]->backward(images, labels);
     }
-    params_.submit_sum_grads(networks_.size());
+    params_.submit_sum_grads(networks_.size(), cpu_slots_);
     // Data-parallel: the update below applies the gradients of the whole batch, every rank's.
     if (config_.rank_sum) config_.rank_sum->sum_gradients(params_);
     const bool first_step = !momentum_started_;
