@@ -23,17 +23,11 @@ void LinearLayer::forward(const Tensor &input) {
 }
 
 void LinearLayer::backward(const Tensor &input, const Tensor &output_grad, bool need_input_grad) {
-  starpu_data_handle_t dz = output_grad.handle();
-  if (fused_relu_) {
-    submit_relu_backward(output_.handle(), output_grad.handle(), pre_relu_grad_.handle(), where_);
-    dz = pre_relu_grad_.handle();
-  }
-  submit_linear_backward_weights(input.handle(), dz, weight_.grad(0, grad_slot_).handle(),
-                                 bias_.grad(0, grad_slot_).handle(), shape_,
-                                 GradientAccess::overwrite, where_);
-  if (need_input_grad)
-    submit_linear_backward_data(weight_.value(0).handle(), dz, input_grad_.handle(), shape_,
-                                where_);
+  submit_linear_backward(input.handle(), weight_.value(0).handle(), output_grad.handle(),
+                         weight_.grad(0, grad_slot_).handle(), bias_.grad(0, grad_slot_).handle(),
+                         fused_relu_ ? output_.handle() : nullptr,
+                         fused_relu_ ? pre_relu_grad_.handle() : nullptr,
+                         need_input_grad ? input_grad_.handle() : nullptr, shape_, where_);
 }
 
 }  // namespace starcnn

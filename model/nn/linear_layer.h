@@ -1,10 +1,11 @@
 // A fully connected layer, with the ReLU after it fused into its forward:
 //   forward   linear_forward(X, W, b) -> Y (max(., 0) when fused)
-//   backward  [relu_backward(Y, dY) -> dZ], linear_backward_weights(X, dZ) -> dW, db,
-//             linear_backward_data(W, dZ) -> dX
+//   backward  linear_backward: [relu_backward(Y, dY) -> dZ], dW, db from (X, dZ), dX from (W, dZ),
+//             in one task (codelets/linear_backward.h)
 #pragma once
 
 #include "codelets/linear.h"
+#include "codelets/linear_backward.h"
 #include "model/nn/layer.h"
 
 namespace starcnn {

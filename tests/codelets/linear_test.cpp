@@ -1,6 +1,7 @@
 // Linear layer codelets on CPU workers against float64 references and finite differences, under
 // each test scheduler.
 #include "codelets/linear.h"
+#include "codelets/linear_backward.h"
 
 #include <gtest/gtest.h>
 
@@ -124,6 +125,57 @@ TEST_P(LinearTest, BackwardMatchesReference) {
     expect_near(concat(dwh.read(), dbh.read()), reference_backward_weights(x, dy, s));
   }
   EXPECT_EQ(testing::count_tasks().cpu_tasks, 2 * int(std::size(kShapes)));
+}
+
+// The fused backward (one task: the ReLU's backward, dW, db and dX) against the references, with
+// the ReLU's mask applied in the test (dZ = dY where Y > 0); without dX for a first layer.
+TEST_P(LinearTest, FusedBackwardMatchesReference) {
+  uint32_t seed = 300;
+  int tasks = 0;
+  for (const LinearShape &s : kShapes)
+    for (bool relu : {false, true})
+      for (bool input_grad : {true, false}) {
+        SCOPED_TRACE(describe(s) + (relu ? " relu" : "") + (input_grad ? "" : " no dx"));
+        const auto x = testing::random_floats(size_t(s.n) * s.in, seed++);
+        const auto w = testing::random_floats(size_t(s.out) * s.in, seed++);
+        const auto b = testing::random_floats(s.out, seed++);
+        const auto dy = testing::random_floats(size_t(s.n) * s.out, seed++);
+        const std::vector<double> y = reference_forward(x, w, b, s, relu).value;
+        std::vector<float> yf(y.begin(), y.end()), dz = dy;
+        for (size_t i = 0; relu && i < dz.size(); ++i)
+          if (!(yf[i] > 0.0f)) dz[i] = 0.0f;
+        RegisteredVector xh(x), wh(w), dyh(dy), yh(yf), dzh(dy.size(), -7.0f), dxh(x.size(), -7.0f),
+            dwh(w.size(), -7.0f), dbh(s.out, -7.0f);
+        submit_linear_backward(xh.handle(), wh.handle(), dyh.handle(), dwh.handle(), dbh.handle(),
+                               relu ? yh.handle() : nullptr, relu ? dzh.handle() : nullptr,
+                               input_grad ? dxh.handle() : nullptr, s, Where::cpu);
+        ++tasks;
+        expect_near(concat(dwh.read(), dbh.read()), reference_backward_weights(x, dz, s));
+        if (input_grad) {
+          expect_near(dxh.read(), reference_backward_data(w, dz, s));
+        } else {
+          EXPECT_EQ(dxh.read(), std::vector<float>(x.size(), -7.0f));
+        }
+        if (relu) {
+          EXPECT_EQ(dzh.read(), dz);
+        }
+      }
+  EXPECT_EQ(testing::count_tasks().cpu_tasks, tasks);
+}
+
+TEST_P(LinearTest, FusedBackwardRefusesBadHandles) {
+  const LinearShape s{2, 3, 4};
+  RegisteredVector x(6), w(12), dy(8), dw(12), db(4), y(8), dz(8), dx(6), shorter(5);
+  EXPECT_THROW(submit_linear_backward(x.handle(), w.handle(), dy.handle(), dw.handle(), db.handle(),
+                                      y.handle(), nullptr, dx.handle(), s),
+               std::invalid_argument);
+  EXPECT_THROW(submit_linear_backward(x.handle(), w.handle(), dy.handle(), dw.handle(), db.handle(),
+                                      nullptr, nullptr, shorter.handle(), s),
+               std::invalid_argument);
+  EXPECT_THROW(submit_linear_backward(shorter.handle(), w.handle(), dy.handle(), dw.handle(),
+                                      db.handle(), nullptr, nullptr, nullptr, s),
+               std::invalid_argument);
+  EXPECT_EQ(testing::count_tasks().cpu_tasks, 0);
 }
 
 // Central differences, in double, of loss = sum(out * R) with out = relu?(X W^T + b); the tasks

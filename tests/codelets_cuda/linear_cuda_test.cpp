@@ -1,6 +1,7 @@
 // Linear layer on CUDA workers against the CPU implementation; skips where StarPU finds no CUDA
 // worker.
 #include "codelets/linear.h"
+#include "codelets/linear_backward.h"
 
 #include <gtest/gtest.h>
 
@@ -122,6 +123,45 @@ TEST_P(LinearCudaTest, SubBatchReductionMatchesWholeBatchOnCpu) {
   starpu_data_unpartition(dyh.handle(), STARPU_MAIN_RAM);
   // StarPU's own reduction tasks may run anywhere; ours had to run on CUDA workers.
   EXPECT_GE(cuda_only_tasks, int(samples.size()) + 2);
+}
+
+// The fused backward on CUDA against the same on the CPU kernel, with and without its ReLU and dX.
+TEST_P(LinearCudaTest, FusedBackwardOnCudaMatchesCpu) {
+  uint32_t seed = 500;
+  int tasks = 0;
+  for (const LinearShape &s : kShapes)
+    for (bool relu : {false, true})
+      for (bool input_grad : {true, false}) {
+        SCOPED_TRACE("n=" + std::to_string(s.n) + " in=" + std::to_string(s.in) + " out=" +
+                     std::to_string(s.out) + (relu ? " relu" : "") + (input_grad ? "" : " no dx"));
+        const auto x = testing::random_floats(size_t(s.n) * s.in, seed++);
+        const auto w = testing::random_floats(size_t(s.out) * s.in, seed++);
+        const auto y = testing::random_floats(size_t(s.n) * s.out, seed++);  // ReLU mask: y > 0
+        const auto dy = testing::random_floats(size_t(s.n) * s.out, seed++);
+        std::vector<float> dw(w.size()), db(s.out), dz(dy.size()), dx(x.size());
+        linear_backward_cpu(x.data(), w.data(), dy.data(), dw.data(), db.data(),
+                            relu ? y.data() : nullptr, relu ? dz.data() : nullptr,
+                            input_grad ? dx.data() : nullptr, s);
+        const CpuResults mag = cpu_results(absolute(x), absolute(w), std::vector<float>(s.out),
+                                           absolute(dy), s, false);
+        RegisteredVector xh(x), wh(w), yh(y), dyh(dy), dwh(w.size(), -7.0f), dbh(s.out, -7.0f),
+            dzh(dy.size(), -7.0f), dxh(x.size(), -7.0f);
+        submit_linear_backward(xh.handle(), wh.handle(), dyh.handle(), dwh.handle(), dbh.handle(),
+                               relu ? yh.handle() : nullptr, relu ? dzh.handle() : nullptr,
+                               input_grad ? dxh.handle() : nullptr, s, Where::cuda);
+        ++tasks;
+        expect_close(dwh.read(), dw, mag.dw);
+        expect_close(dbh.read(), db, mag.db);
+        if (input_grad) {
+          expect_close(dxh.read(), dx, mag.dx);
+        }
+        if (relu) {
+          EXPECT_EQ(dzh.read(), dz);
+        }
+      }
+  const testing::WorkerCounts counts = testing::count_tasks();
+  EXPECT_EQ(counts.cuda_tasks, tasks);
+  EXPECT_EQ(counts.cpu_tasks, 0);
 }
 
 STARCNN_INSTANTIATE_SCHEDULER_TESTS(LinearCudaTest);

@@ -19,7 +19,8 @@ TEST(ChainSamples, CountsTheForwardMultiplyAdds) {
 
 TEST(ChainSamples, LenetGetsChainsOfEightAndWideOfOne) {
   // lenet on 3x32x32: conv1 6x28x28x(3*25), conv2 16x10x10x(6*25), fc 400*120 + 120*84 + 84*10.
-  const int64_t lenet = 6 * 28 * 28 * 3 * 25 + 16 * 10 * 10 * 6 * 25 + 400 * 120 + 120 * 84 + 84 * 10;
+  const int64_t lenet =
+      6 * 28 * 28 * 3 * 25 + 16 * 10 * 10 * 6 * 25 + 400 * 120 + 120 * 84 + 84 * 10;
   const NetworkSpec spec = with_input_channels(load_network("lenet"), 3);
   EXPECT_EQ(forward_macs_per_sample(spec), lenet);
   EXPECT_EQ(min_samples_per_cpu_chain(spec), size_t((kCpuChainMacs + lenet - 1) / lenet));
