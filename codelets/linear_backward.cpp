@@ -67,10 +67,9 @@ void cpu_backward(void *buffers[], void *cl_arg) {
 }
 #ifdef STARCNN_USE_CUDA
 void cuda_backward(void *buffers[], void *cl_arg) {
-  std::apply(linear_backward_cuda,
-             std::tuple_cat(std::make_tuple(starpu_cublas_get_local_handle()),
-                            backward_args(buffers, cl_arg),
-                            std::make_tuple(starpu_cuda_get_local_stream())));
+  std::apply(linear_backward_cuda, std::tuple_cat(std::make_tuple(starpu_cublas_get_local_handle()),
+                                                  backward_args(buffers, cl_arg),
+                                                  std::make_tuple(starpu_cuda_get_local_stream())));
 }
 #endif
 
@@ -90,9 +89,10 @@ starpu_codelet linear_backward_codelet = make_codelet(
     "linear_backward", cpu_backward, STARCNN_CUDA_FUNC(cuda_backward), &backward_model, {});
 
 void submit_linear_backward(starpu_data_handle_t x, starpu_data_handle_t w, starpu_data_handle_t dy,
-                            starpu_data_handle_t dw, starpu_data_handle_t db, starpu_data_handle_t y,
-                            starpu_data_handle_t dz, starpu_data_handle_t dx,
-                            const LinearShape &shape, Where where, int priority) {
+                            starpu_data_handle_t dw, starpu_data_handle_t db,
+                            starpu_data_handle_t y, starpu_data_handle_t dz,
+                            starpu_data_handle_t dx, const LinearShape &shape, Where where,
+                            int priority) {
   if (shape.n == 0 || shape.in == 0 || shape.out == 0)
     throw std::invalid_argument("linear_backward: every dimension of the shape must be positive");
   if ((y == nullptr) != (dz == nullptr))

@@ -25,8 +25,9 @@ extern starpu_codelet linear_backward_codelet;
 // Handles: x, w, dy (R); dw, db (W, overwritten); y (R) and dz (W) for a fused ReLU, else null;
 // dx (W), or null for no input gradient.
 void submit_linear_backward(starpu_data_handle_t x, starpu_data_handle_t w, starpu_data_handle_t dy,
-                            starpu_data_handle_t dw, starpu_data_handle_t db, starpu_data_handle_t y,
-                            starpu_data_handle_t dz, starpu_data_handle_t dx,
-                            const LinearShape &shape, Where where = Where::any, int priority = 0);
+                            starpu_data_handle_t dw, starpu_data_handle_t db,
+                            starpu_data_handle_t y, starpu_data_handle_t dz,
+                            starpu_data_handle_t dx, const LinearShape &shape,
+                            Where where = Where::any, int priority = 0);
 
 }  // namespace starcnn

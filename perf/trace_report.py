@@ -31,7 +31,9 @@ from collections import defaultdict
 
 # Op kinds in plot order: (label, colour, test on the codelet name without its starcnn_ prefix).
 KINDS = [
-    ("conv forward", "#1f77b4", lambda n: n.startswith("conv2d_forward")),
+    # conv_block: a convolution with its ReLU (and maxpool) in one task each way.
+    ("conv forward", "#1f77b4", lambda n: n.startswith(("conv2d_forward", "conv_block_forward"))),
+    ("conv backward", "#ff9896", lambda n: n.startswith("conv_block_backward")),
     ("conv backward filter", "#ff7f0e", lambda n: n.startswith("conv2d_backward_filter")),
     ("conv backward data", "#d62728", lambda n: n.startswith("conv2d_backward_data")),
     ("merge/split", "#9467bd", lambda n: n in ("merge", "split")),

@@ -59,7 +59,8 @@ const std::vector<std::string> kConfigs = {"cpu-only", "gpu-only", "all-cuda", "
 struct Options {
   std::string networks = "lenet,wide", batches = "64,256",
               configs = "cpu-only,gpu-only,all-cuda,cpu+gpu";
-  std::string plan = "auto", sched, math = kDefaultProgramMath, cpu_chains = "scheduled";
+  std::string plan = "auto", sched, math = kDefaultProgramMath, cpu_chains = "scheduled",
+              fusion = "on";
   long repeats = 1;
   TimingOptions timing;
 };
@@ -297,7 +298,7 @@ int run(const Options &o) {
       for (long repeat = 0; repeat < o.repeats; ++repeat)
         for (const std::string &config : configs) {
           json::Object common = common_fields(networks[i], batch, config, o.math, machine);
-          common.string("cpu_chains", o.cpu_chains);
+          common.string("cpu_chains", o.cpu_chains).string("fusion", o.fusion);
           if (o.repeats > 1) common.integer("repeat", repeat);
           if (config != "cpu-only" && machine.cuda_workers == 0) {
             if (repeat == 0) {
@@ -370,10 +371,15 @@ int main(int argc, char **argv) {
              "else 1)",
              &o.timing.micro_batches, 0, 1 << 20);
     add_cpu_chains_option(args, &o.cpu_chains);
+    args.add_choice("fusion", {"on", "off"},
+                    "a whole convolution's ReLU and maxpool in its own tasks (one task each way, "
+                    "as train runs it) or as tasks of their own (to compare)",
+                    &o.fusion);
     add_math_option(args, &o.math);
     if (!args.parse(argc, argv)) return 0;
     apply_math_option(o.math);
     o.timing.pin_cpu_chains = pinned_cpu_chains(o.cpu_chains);
+    o.timing.fuse_layers = o.fusion == "on";
     return run(o);
   });
 }

@@ -51,6 +51,7 @@ TrainConfig timing_config(const NetworkSpec &spec, size_t batch, const TimingOpt
   tc.seed = uint64_t(o.seed);
   tc.log_every = size_t(o.round);
   tc.pin_cpu_chains = o.pin_cpu_chains;
+  tc.fuse_layers = o.fuse_layers;
   return tc;
 }
 

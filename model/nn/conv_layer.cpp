@@ -5,15 +5,39 @@
 #include "codelets/conv2d/conv2d_backward_filter.h"
 #include "codelets/conv2d/conv2d_forward.h"
 #include "codelets/conv2d/conv2d_prepare.h"
+#include "codelets/conv2d/conv_block.h"
 #include "partition/auto_plan.h"
+
+#include <stdexcept>
 
 namespace starcnn {
 
+bool ConvLayer::is_whole_plan(const SplitPlan &plan, uint32_t batch) {
+  return part_tasks(plan, batch).size() == 1;
+}
+
 ConvLayer::ConvLayer(const Conv2dShape &whole, Parameter &weight, Parameter &bias,
-                     const SplitPlan &plan)
-    : whole_(whole), weight_(weight), bias_(bias), plan_(plan), tasks_(part_tasks(plan, whole.n)) {
+                     const SplitPlan &plan, ConvFusion fusion)
+    : whole_(whole),
+      weight_(weight),
+      bias_(bias),
+      plan_(plan),
+      tasks_(part_tasks(plan, whole.n)),
+      fusion_(fusion) {
   const int n = int(whole.n), h = int(whole.out_h()), w = int(whole.out_w());
+  if (fusion != ConvFusion::none && !is_whole())
+    throw std::invalid_argument(weight.name() + ": only a whole convolution takes in its ReLU");
   output_ = Tensor({n, int(whole.c_out), h, w}, weight.name() + ".out");
+  if (fusion != ConvFusion::none) {
+    col_ = std::make_unique<ColScratch>(whole);
+    conv_out_grad_ = Tensor({n, int(whole.c_out), h, w}, weight.name() + ".dz");
+  }
+  if (fusion == ConvFusion::relu_pool) {
+    conv_out_ = std::move(output_);
+    output_ = Tensor({n, int(whole.c_out), h / 2, w / 2}, weight.name() + ".pool");
+    argmax_ =
+        Tensor({n, int(whole.c_out), h / 2, w / 2}, weight.name() + ".argmax", ElementType::i32);
+  }
   input_grad_ = Tensor({n, int(whole.c_in), int(whole.h), int(whole.w)}, weight.name() + ".dx");
   // dX sums every task's contribution (STARPU_REDUX), and a whole layer just overwrites it. The
   // sum runs on the parts' kind of worker when they share one.
@@ -52,8 +76,12 @@ bool ConvLayer::blocked(size_t p) const {
 }
 
 std::string ConvLayer::describe() const {
+  const char *fused = fusion_ == ConvFusion::relu_pool ? "+relu+maxpool 2x2"
+                      : fusion_ == ConvFusion::relu    ? "+relu"
+                                                       : "";
   return "conv " + std::to_string(whole_.c_in) + "->" + std::to_string(whole_.c_out) + " " +
-         std::to_string(whole_.k) + "x" + std::to_string(whole_.k) + " parts " + plan_.describe();
+         std::to_string(whole_.k) + "x" + std::to_string(whole_.k) + fused + " parts " +
+         plan_.describe();
 }
 
 namespace {
@@ -67,6 +95,14 @@ std::vector<starpu_data_handle_t> handles_of(const std::vector<Tensor> &tensors)
 }  // namespace
 
 void ConvLayer::forward(const Tensor &input) {
+  if (fusion_ != ConvFusion::none) {
+    const bool pool = fusion_ == ConvFusion::relu_pool;
+    submit_conv_block_forward(input.handle(), weight_.value(0).handle(), bias_.value(0).handle(),
+                              pool ? conv_out_.handle() : output_.handle(),
+                              pool ? output_.handle() : nullptr, pool ? argmax_.handle() : nullptr,
+                              col_->handle(), whole_, tasks_.front().where);
+    return;
+  }
   for (size_t t = 0; t < tasks_.size(); ++t) {
     const PartTask &task = tasks_[t];
     submit_conv2d_forward(input.handle(), weight_.value(task.part).handle(),
@@ -78,6 +114,16 @@ void ConvLayer::forward(const Tensor &input) {
 }
 
 void ConvLayer::backward(const Tensor &input, const Tensor &output_grad, bool need_input_grad) {
+  if (fusion_ != ConvFusion::none) {
+    const bool pool = fusion_ == ConvFusion::relu_pool;
+    submit_conv_block_backward(input.handle(), weight_.value(0).handle(), output_grad.handle(),
+                               pool ? argmax_.handle() : output_.handle(), pool,
+                               conv_out_grad_.handle(), weight_.grad(0, grad_slot_).handle(),
+                               bias_.grad(0, grad_slot_).handle(),
+                               need_input_grad ? input_grad_.handle() : nullptr, col_->handle(),
+                               whole_, tasks_.front().where);
+    return;
+  }
   if (!is_whole()) submit_split(output_grad.handle(), handles_of(piece_grads_), merge_, where_);
   // The REDUX sums must start from nothing, not from the previous step's values.
   if (need_input_grad && !is_whole()) starpu_data_invalidate_submit(input_grad_.handle());

@@ -5,20 +5,31 @@
 //             blocks summed by STARPU_REDUX), conv2d_backward_data[t](W_p, dY_t) summed into dX
 //             by STARPU_REDUX
 // A task reads only its samples of X: the im2col of each sample is made once. A whole layer (one
-// part, one task) has no merge or split.
+// part, one task) has no merge or split, and may take in the ReLU after it and the maxpool after
+// that (ConvFusion): then it is one conv_block task each way (codelets/conv2d/conv_block.h).
 #pragma once
 
 #include "codelets/conv2d/conv2d_shape.h"
+#include "codelets/conv2d/conv2d_task_support.h"
 #include "codelets/merge.h"
 #include "model/nn/layer.h"
 #include "partition/split_plan.h"
 
+#include <memory>
+
 namespace starcnn {
+
+// What a whole convolution takes in of the layers after it.
+enum class ConvFusion { none, relu, relu_pool };
 
 class ConvLayer : public Layer {
  public:
   // weight [C, C_in, K, K] and bias [C] are cut into the plan's parts (Parameter::part_rows()).
-  ConvLayer(const Conv2dShape &whole, Parameter &weight, Parameter &bias, const SplitPlan &plan);
+  // A fusion needs a whole layer (is_whole_plan()); output() is then the ReLU's or the pool's.
+  ConvLayer(const Conv2dShape &whole, Parameter &weight, Parameter &bias, const SplitPlan &plan,
+            ConvFusion fusion = ConvFusion::none);
+  // Whether `plan` makes a whole layer of `batch` samples: one part, one task.
+  static bool is_whole_plan(const SplitPlan &plan, uint32_t batch);
 
   std::string describe() const override;
   void forward(const Tensor &input) override;
@@ -35,6 +46,11 @@ class ConvLayer : public Layer {
   std::vector<PartTask> tasks_;
   MergeShape merge_;
   std::vector<Tensor> pieces_, piece_grads_;
+  ConvFusion fusion_ = ConvFusion::none;
+  // A fused layer's: the convolution's output (before its pool), the pool's argmax, the gradient
+  // of the convolution's output, and the im2col scratch its tasks share.
+  Tensor conv_out_, argmax_, conv_out_grad_;
+  std::unique_ptr<ColScratch> col_;
 };
 
 }  // namespace starcnn

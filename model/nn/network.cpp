@@ -22,7 +22,7 @@ bool next_is(const NetworkSpec &spec, size_t i, LayerKind kind) {
 }  // namespace
 
 Network::Network(const NetworkSpec &spec, ParameterSet &params, int batch, int loss_batch,
-                 size_t grad_slot, std::optional<NetworkPlacement> placement)
+                 size_t grad_slot, std::optional<NetworkPlacement> placement, bool fuse)
     : batch_(batch),
       loss_batch_(loss_batch > 0 ? loss_batch : batch),
       classes_(int(spec.output().size())) {
@@ -49,8 +49,19 @@ Network::Network(const NetworkSpec &spec, ParameterSet &params, int batch, int l
         SplitPlan plan = params.conv_plan(layer.name);
         if (place.convs_at_home)  // one chain of a sample split: whole tasks, all on one side
           for (SplitPart &part : plan.parts) part = {part.filters, home_, 1};
+        // A whole convolution takes in the ReLU after it, and a 2x2 maxpool after that.
+        ConvFusion fusion = ConvFusion::none;
+        if (fuse && ConvLayer::is_whole_plan(plan, n) && next_is(spec, i, LayerKind::relu)) {
+          fusion = ConvFusion::relu;
+          ++i;
+          if (next_is(spec, i, LayerKind::maxpool) && spec.layers[i + 1].kernel == 2) {
+            fusion = ConvFusion::relu_pool;
+            ++i;
+          }
+        }
         layers_.push_back(std::make_unique<ConvLayer>(shape, params.get(layer.name + ".weight"),
-                                                      params.get(layer.name + ".bias"), plan));
+                                                      params.get(layer.name + ".bias"), plan,
+                                                      fusion));
         break;
       }
       case LayerKind::relu:

@@ -29,9 +29,11 @@ class Network {
   // samples and writes its parameter gradients into its own `grad_slot` (made beforehand by
   // ParameterSet::use_grad_slots; the step sums the slots); a network on a whole step has
   // loss_batch == batch and slot 0. The placement defaults to the parameter set's plan
-  // (ParameterSet::home()).
+  // (ParameterSet::home()). `fuse`: a whole convolution runs the ReLU and maxpool after it in its
+  // own tasks (ConvFusion), one task each way instead of two or three.
   Network(const NetworkSpec &spec, ParameterSet &params, int batch, int loss_batch = 0,
-          size_t grad_slot = 0, std::optional<NetworkPlacement> placement = std::nullopt);
+          size_t grad_slot = 0, std::optional<NetworkPlacement> placement = std::nullopt,
+          bool fuse = true);
 
   int batch() const { return batch_; }
   Where home() const { return home_; }

@@ -135,7 +135,8 @@ Trainer::Trainer(const NetworkSpec &spec, ParameterSet &params, const Dataset &t
   params.use_grad_slots(micro);
   for (size_t m = 0; m < micro; ++m) {
     networks_.push_back(std::make_unique<Network>(spec, params, int(micro_[m].size),
-                                                  int(config.batch), m, micro_[m].placement));
+                                                  int(config.batch), m, micro_[m].placement,
+                                                  config.fuse_layers));
     if (m > 0 && kind_of(networks_.back()->home()) == Where::cpu) cpu_slots_.push_back(m);
   }
   for (int slot = 0; slot < 2; ++slot)

@@ -48,6 +48,8 @@ struct TrainConfig {
   // on the H200 it lost 25-50% on wide and won only on lenet b64 (perf/results/
   // h200-2026-12-03-p), so it is off unless asked for.
   bool pin_cpu_chains = false;
+  // Whole convolutions run the ReLU and maxpool after them in their own tasks (Network's fuse).
+  bool fuse_layers = true;
   // Learning rate over the run: `lr` throughout, or cosine annealing from `lr` at step 0 to zero
   // at step `schedule_steps` (step counts from the first run, so a resumed run continues it).
   bool cosine_lr = false;

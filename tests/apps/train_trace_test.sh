@@ -22,8 +22,8 @@ grep -q "restarting on the StarPU with FxT" "$out/train.log" || fail "train did 
 for f in paje.trace tasks.rec summary.txt; do
   [[ -s $out/trace/$f ]] || fail "the trace folder has no $f"
 done
-grep -q '^Name: starcnn_conv2d_forward' "$out/trace/tasks.rec" ||
-  fail "tasks.rec names no starcnn_conv2d_forward task"
+grep -qE '^Name: starcnn_(conv2d|conv_block)_forward' "$out/trace/tasks.rec" ||
+  fail "tasks.rec names no convolution forward task (starcnn_conv2d_forward or _conv_block_forward)"
 grep -q '^{' "$out/train.log" || fail "train printed no closing JSON line"
 grep -q '^critical path: [0-9.]* ms over [1-9][0-9]* tasks' "$out/trace/summary.txt" ||
   fail "summary.txt has no critical path"

@@ -155,6 +155,10 @@ class TraceReportTest(unittest.TestCase):
         expected = {
             "starcnn_conv2d_backward_filter": "conv backward filter",
             "starcnn_conv2d_backward_data": "conv backward data",
+            "starcnn_conv_block_forward": "conv forward",
+            "starcnn_conv_block_backward": "conv backward",
+            "starcnn_linear_backward": "linear",
+            "starcnn_add_all": "reduction/other",
             "starcnn_merge": "merge/split",
             "starcnn_split": "merge/split",
             "starcnn_relu_maxpool_forward": "relu/maxpool",

@@ -55,7 +55,7 @@ class PlacementTest : public ::testing::Test {
 
 TEST_F(PlacementTest, AnAllCudaPlanMasksEveryTaskToCuda) {
   const auto tasks = step_tasks(spec_, "cuda");
-  ASSERT_GT(tasks.size(), 15u);  // a whole step of lenet was logged
+  ASSERT_GT(tasks.size(), 10u);  // a whole step of lenet was logged
   for (const auto &[op, where] : tasks)
     EXPECT_EQ(where, Where::cuda) << op << " on " << where_name(where);
   EXPECT_EQ(update_tasks(tasks), (std::map<Where, int>{{Where::cuda, 1}}));
@@ -141,7 +141,7 @@ TEST_F(PlacementTest, PartsOnNamedCudaDevicesArePinnedToThem) {
 
 TEST_F(PlacementTest, AWholeNetworkOnOneCudaDevicePinsEveryTask) {
   const auto tasks = step_tasks(spec_, "cuda1", {}, MachineWorkers{4, 2});
-  ASSERT_GT(tasks.size(), 15u);  // a whole step of lenet was logged
+  ASSERT_GT(tasks.size(), 10u);  // a whole step of lenet was logged
   for (const auto &[op, where] : tasks)
     EXPECT_EQ(where, cuda_device(1)) << op << " on " << where_name(where);
 }

@@ -35,7 +35,7 @@ struct TrainedRun {
 };
 
 TrainedRun train(const NetworkSpec &spec, const Dataset &data, const std::string &plan, int micro,
-                 SampleSplit samples = SampleSplit(), bool pin = true) {
+                 SampleSplit samples = SampleSplit(), bool pin = true, bool fuse = true) {
   ParameterSet params(spec, parse_network_plan(plan), {int(starpu_cpu_worker_get_count()), 0});
   params.initialize(5);
   TrainConfig config;
@@ -45,6 +45,7 @@ TrainedRun train(const NetworkSpec &spec, const Dataset &data, const std::string
   config.micro_batches = micro;
   config.samples = samples;
   config.pin_cpu_chains = pin;
+  config.fuse_layers = fuse;
   Trainer trainer(spec, params, data, config);
   TrainedRun run;
   run.micro_batches = trainer.micro_batches();
@@ -131,6 +132,16 @@ TEST_P(TrainerMicroBatchesTest, PinnedCpuChainsTrainLikeTheWholeBatch) {
     const TrainedRun cut = train(spec, data, "cpu", std::min(workers, 4), SampleSplit(), pin);
     expect_same_training(spec, whole, cut);
   }
+}
+
+// The convolutions with their ReLU (conv1 with its maxpool too) as one task each way train like
+// the separate ops, whole or in micro-batches.
+TEST_P(TrainerMicroBatchesTest, FusedLayersTrainLikeSeparateOps) {
+  const NetworkSpec spec = parse_network(kNet, "fused.net");
+  const Dataset data = random_dataset(40);
+  const TrainedRun separate = train(spec, data, "cpu", 1, SampleSplit(), false, false);
+  expect_same_training(spec, separate, train(spec, data, "cpu", 1, SampleSplit(), false, true));
+  expect_same_training(spec, separate, train(spec, data, "cpu", 2, SampleSplit(), false, true));
 }
 
 // pin_cpu_chains gives the CPU chains (and only them) CPU workers 0, 1, ... when there are 2 to
