@@ -188,7 +188,7 @@ void submit_conv_block_backward(starpu_data_handle_t x, starpu_data_handle_t w,
   check_length(dz, shape.y_count(), "dz");
   check_length(dw, shape.w_count(), "dw");
   check_length(db, shape.b_count(), "db");
-  std::vector<starpu_data_descr> descrs{{x, STARPU_R},  {w, STARPU_R},  {dout, STARPU_R},
+  std::vector<starpu_data_descr> descrs{{x, STARPU_R},    {w, STARPU_R},  {dout, STARPU_R},
                                         {mask, STARPU_R}, {dz, STARPU_W}, {dw, STARPU_W},
                                         {db, STARPU_W}};
   if (dx) {

@@ -94,8 +94,8 @@ TEST_P(ConvBlockTest, BadHandlesAreRefused) {
   EXPECT_THROW(submit_conv_block_forward(x.handle(), w.handle(), b.handle(), shorter.handle(),
                                          nullptr, nullptr, col.handle(), s),
                std::invalid_argument);
-  EXPECT_THROW(submit_conv_block_forward(x.handle(), w.handle(), b.handle(), y.handle(),
-                                         y.handle(), nullptr, col.handle(), s),
+  EXPECT_THROW(submit_conv_block_forward(x.handle(), w.handle(), b.handle(), y.handle(), y.handle(),
+                                         nullptr, col.handle(), s),
                std::invalid_argument);
   EXPECT_EQ(testing::count_tasks().cpu_tasks, 0);
 }

@@ -52,9 +52,8 @@ TEST_P(ConvBlockCudaTest, FusedTasksOnCudaMatchCpu) {
                                 pool ? ph.handle() : nullptr, pool ? ah.handle() : nullptr,
                                 scratch.handle(), s, Where::cuda);
       submit_conv_block_backward(xh.handle(), wh.handle(), douth.handle(),
-                                 pool ? ah.handle() : yh.handle(), pool, dzh.handle(),
-                                 dwh.handle(), dbh.handle(), dxh.handle(), scratch.handle(), s,
-                                 Where::cuda);
+                                 pool ? ah.handle() : yh.handle(), pool, dzh.handle(), dwh.handle(),
+                                 dbh.handle(), dxh.handle(), scratch.handle(), s, Where::cuda);
       tasks += 2;
       testing::expect_near_scaled(pool ? ph.read() : yh.read(), pool ? pooled : y, 1e-4);
       testing::expect_near_scaled(dwh.read(), dw, 1e-4);
