@@ -6,7 +6,9 @@
 //             by STARPU_REDUX
 // A task reads only its samples of X: the im2col of each sample is made once. A whole layer (one
 // part, one task) has no merge or split, and may take in the ReLU after it and the maxpool after
-// that (ConvFusion): then it is one conv_block task each way (codelets/conv2d/conv_block.h).
+// that (ConvFusion): then its forward is one conv_block task (codelets/conv2d/conv_block.h), and
+// so is its backward on CUDA; on CPU workers the backward stays the activation's, the filter's and
+// the data's tasks, the last two side by side.
 #pragma once
 
 #include "codelets/conv2d/conv2d_shape.h"

@@ -1,6 +1,7 @@
 #include "model/train/plan_search.h"
 
 #include "model/nn/parameter_set.h"
+#include "model/runtime/parked_workers.h"
 
 #include <starpu.h>
 
@@ -135,15 +136,30 @@ PlanSearch search_plans(const NetworkSpec &spec, const Dataset &train, const Tra
     return search;
   }
   const double start = starpu_timing_now();
-  const auto run = [&](const std::string &plan, double predicted_ms, long micro_batches = 0) {
+  // gpu_only: a candidate whose CPU workers would only load batches is timed with all but one of
+  // them parked (model/runtime/parked_workers.h), as it then runs (train restarts StarPU on one CPU
+  // worker for it): 15 polling workers made lenet b64's cuda candidate 3.97 ms against 1.86 ms
+  // measured parked under the H200's MPS cap (perf/results/h200-2026-12-03-r), and the search
+  // chose a slower sample split.
+  const auto run = [&](const std::string &plan, double predicted_ms, long micro_batches = 0,
+                       bool gpu_only = false) {
     PlanCandidate c;
     c.plan = plan;
     c.micro_batches = micro_batches;
     c.predicted_ms = predicted_ms;
     // Progress: a search takes seconds (minutes for wide's CPU candidate).
     std::fprintf(stderr, "auto plan: measuring %s\n", candidate_name(c).c_str());
-    try {
+    const auto measure = [&] {
       c.measured_ms = measure_plan(spec, train, config, workers, plan, micro_batches, options);
+    };
+#ifdef STARPU_SIMGRID
+    gpu_only = false;  // a simulated machine has no polling to avoid
+#endif
+    try {
+      if (gpu_only && options.park_for_gpu_only && workers.cpu > 1)
+        run_with_cpu_workers_parked(1, measure);
+      else
+        measure();
     } catch (const std::exception &e) {
       c.failure = e.what();
       c.measured_ms = INFINITY;
@@ -154,11 +170,12 @@ PlanSearch search_plans(const NetworkSpec &spec, const Dataset &train, const Tra
   // With several GPUs the single device is cuda0: `cuda` would let the scheduler move whole ops
   // between GPUs (lenet b64 on 2 simulated H200s: 4.8 ms against 1.1 on one; on 4, StarPU's
   // simulation stalls). Then the GPUs together: the batch cut over them, and every conv's filters.
-  double gpu_ms = run(workers.cuda > 1 ? "cuda0" : "cuda", -1);
+  double gpu_ms = run(workers.cuda > 1 ? "cuda0" : "cuda", -1, 0, true);
   const size_t batch = config.local_batch();
   if (workers.cuda > 1) {
-    if (batch >= size_t(workers.cuda)) gpu_ms = std::min(gpu_ms, run("cuda", -1, workers.cuda));
-    gpu_ms = std::min(gpu_ms, run(filters_across_gpus(spec, workers.cuda), -1));
+    if (batch >= size_t(workers.cuda))
+      gpu_ms = std::min(gpu_ms, run("cuda", -1, workers.cuda, true));
+    gpu_ms = std::min(gpu_ms, run(filters_across_gpus(spec, workers.cuda), -1, 0, true));
   }
   const double cpu_ms = workers.cpu > 0 ? run("cpu", -1) : INFINITY;
 
