@@ -36,8 +36,9 @@ def parse_models(text):
 
 
 def cases(results_path, models):
-    """(step, network, batch, config, plan, gpus, cpus, micro_batches, measured_ms) of each
-    measurement whose step has perf models."""
+    """(step, network, batch, config, scheduler, plan, gpus, cpus, micro_batches, measured_ms) of
+    each measurement whose step has perf models (scheduler: the one it ran under, dmda in results
+    older than that field)."""
     try:
         lines = open(results_path).read().splitlines()
     except OSError as e:
@@ -50,7 +51,7 @@ def cases(results_path, models):
         if r.get("engine") != "starcnn" or r.get("step") not in models or "step_ms" not in r:
             continue
         gpus, cpus = r["cuda_workers"], r["cpu_workers"]
-        base = (r["step"], r["network"], r["batch"], r["config"])
+        base = (r["step"], r["network"], r["batch"], r["config"], r.get("scheduler", "dmda"))
         if r["config"] != "cpu+gpu":
             yield base + (r["plan"], gpus, cpus, r["micro_batches"], r["step_ms"])
         # The search ran on every worker StarPU started with (auto may restart StarPU with one
@@ -61,14 +62,16 @@ def cases(results_path, models):
         for c in r.get("auto_candidates", []):
             if c.get("measured_ms") is not None:
                 # Candidates are timed by the search (a few steps each), micro-batches as train's.
-                yield base[:3] + ("auto candidate",) + (c["plan"], gpus, search_cpus, 0,
-                                                        c["measured_ms"])
+                yield base[:3] + ("auto candidate", base[4]) + (c["plan"], gpus, search_cpus, 0,
+                                                                  c["measured_ms"])
 
 
-def run_simulate(command, timeout):
-    """simulate's JSON line (None on failure) and the reason it failed (None on success)."""
+def run_simulate(command, timeout, scheduler="dmda"):
+    """simulate's JSON line (None on failure) and the reason it failed (None on success), under
+    STARPU_SCHED=scheduler."""
+    env = dict(os.environ, STARPU_SCHED=scheduler)
     try:
-        run = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+        run = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
         return None, f"no result within {timeout} s"
     if run.returncode != 0:
@@ -77,11 +80,12 @@ def run_simulate(command, timeout):
     return json.loads(run.stdout.strip().splitlines()[-1]), None
 
 
-def simulate(binary, models, network, batch, plan, gpus, cpus, micro_batches, extra, timeout):
+def simulate(binary, models, network, batch, plan, gpus, cpus, micro_batches, extra, timeout,
+             scheduler="dmda"):
     command = [binary, "--models", models, "--network", network, "--batch", str(batch),
                "--plan", plan, "--gpus", str(gpus), "--cpus", str(cpus),
                "--micro-batches", str(micro_batches)] + extra
-    return (command,) + run_simulate(command, timeout)
+    return (command,) + run_simulate(command, timeout, scheduler)
 
 
 def write_atomically(path, text):
@@ -113,19 +117,21 @@ def main():
     measurements = {}
     networks = a.networks.split(",") if a.networks else None
     for case in cases(a.results, models):
-        if networks and case[1] not in networks or a.plans and not re.fullmatch(a.plans, case[4]):
+        if networks and case[1] not in networks or a.plans and not re.fullmatch(a.plans, case[5]):
             continue
         measurements.setdefault(case[:-1], []).append(case[-1])
-    for (step, network, batch, config, plan, gpus, cpus, micro), times in measurements.items():
+    for (step, network, batch, config, sched, plan, gpus, cpus, micro), times in \
+            measurements.items():
         measured = statistics.median(times)
         command, sim, error = simulate(a.simulate, models[step], network, batch, plan, gpus, cpus,
-                                       micro, a.sim_args.split(), a.timeout)
+                                       micro, a.sim_args.split(), a.timeout, sched)
         record = {"step": step, "network": network, "batch": batch, "config": config,
-                  "plan": plan, "gpus": gpus, "cpus": cpus, "measured_ms": measured,
+                  "scheduler": sched, "plan": plan, "gpus": gpus, "cpus": cpus,
+                  "measured_ms": measured,
                   "measurements": times,
                   "simulated_ms": sim["step_ms"] if sim else None,
                   "error": (sim["step_ms"] - measured) / measured if sim else None,
-                  "simulate_error": error, "command": " ".join(command)}
+                  "simulate_error": error, "command": f"STARPU_SCHED={sched} " + " ".join(command)}
         lines.append(json.dumps(record))
         rows.append(record)
         shown = f"{record['error'] * 100:+.1f}%" if sim else f"failed: {error}"
