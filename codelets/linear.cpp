@@ -97,12 +97,8 @@ starpu_perfmodel forward_model = history_model("starcnn_linear_forward");
 starpu_perfmodel backward_data_model = history_model("starcnn_linear_backward_data");
 starpu_perfmodel backward_weights_model = history_model("starcnn_linear_backward_weights");
 
-// A wrong handle size would make a kernel read or write out of bounds: refuse it at submit time.
 void check_length(starpu_data_handle_t handle, size_t want, const char *what) {
-  const size_t got = starpu_vector_get_nx(handle);
-  if (got != want)
-    throw std::invalid_argument(std::string("linear: ") + what + " holds " + std::to_string(got) +
-                                " elements, the shape needs " + std::to_string(want));
+  check_vector_length(handle, want, "linear", what);
 }
 
 void check_shape(const LinearShape &s) {

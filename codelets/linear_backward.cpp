@@ -76,11 +76,7 @@ void cuda_backward(void *buffers[], void *cl_arg) {
 starpu_perfmodel backward_model = history_model("starcnn_linear_backward");
 
 void check_length(starpu_data_handle_t handle, size_t want, const char *what) {
-  const size_t got = starpu_vector_get_nx(handle);
-  if (got != want)
-    throw std::invalid_argument(std::string("linear_backward: ") + what + " holds " +
-                                std::to_string(got) + " elements, the shape needs " +
-                                std::to_string(want));
+  check_vector_length(handle, want, "linear_backward", what);
 }
 
 }  // namespace

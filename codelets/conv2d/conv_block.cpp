@@ -126,11 +126,7 @@ starpu_perfmodel forward_model = shape_history_model("starcnn_conv_block_forward
 starpu_perfmodel backward_model = shape_history_model("starcnn_conv_block_backward");
 
 void check_length(starpu_data_handle_t handle, size_t want, const char *what) {
-  const size_t got = starpu_vector_get_nx(handle);
-  if (got != want)
-    throw std::invalid_argument(std::string("conv_block: ") + what + " holds " +
-                                std::to_string(got) + " elements, the shape needs " +
-                                std::to_string(want));
+  check_vector_length(handle, want, "conv_block", what);
 }
 
 void check_shape(const Conv2dShape &s) {

@@ -138,6 +138,14 @@ int pinned_worker(Where where, const char *op) {
   return worker;
 }
 
+void check_vector_length(starpu_data_handle_t handle, size_t want, const char *op,
+                         const char *what) {
+  const size_t got = starpu_vector_get_nx(handle);
+  if (got != want)
+    throw std::invalid_argument(std::string(op) + ": " + what + " holds " + std::to_string(got) +
+                                " elements, the shape needs " + std::to_string(want));
+}
+
 void check_submit(int ret, const char *op) {
   if (ret == 0) {
     submitted_tasks.fetch_add(1, std::memory_order_relaxed);

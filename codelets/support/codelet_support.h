@@ -93,6 +93,11 @@ inline unsigned long long where_mask(Where where) {
 // pins none. Throws std::runtime_error naming `op` and the device when StarPU has no worker for it.
 int pinned_worker(Where where, const char *op);
 
+// Throws std::invalid_argument naming `op` and the buffer (`what`) when the vector handle does not
+// hold `want` elements: a wrong size would make a kernel read or write out of bounds.
+void check_vector_length(starpu_data_handle_t handle, size_t want, const char *op,
+                         const char *what);
+
 // Tasks submitted through check_submit() since the program started (for tasks-per-step reports).
 uint64_t submitted_task_count();
 
