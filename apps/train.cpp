@@ -53,7 +53,7 @@ struct Options {
   std::string checkpoint, output_dir, init, resume, trace, lr_schedule = "constant";
   std::string rank_shares = "even";
   std::string math = kDefaultProgramMath;
-  std::string cpu_chains = "scheduled";
+  std::string cpu_chains = "auto";
   bool init_any_network = false;
   long epochs = 3, batch = 64, seed = 1, eval_every = 1, log_every = 100, max_steps = 0;
   long micro_batches = 0;  // 0: chosen from the workers (choose_micro_batches)
@@ -420,7 +420,7 @@ int train_network(const Options &o, const NetworkSpec &spec, const Dataset &trai
   config.weight_decay = float(o.weight_decay);
   config.seed = uint64_t(o.seed);
   config.log_every = size_t(o.log_every);
-  config.pin_cpu_chains = pinned_cpu_chains(o.cpu_chains);
+  config.pin_cpu_chains = parse_cpu_chains(o.cpu_chains);
   config.cpu_chain_samples = min_samples_per_cpu_chain(spec);
   config.shard = shard;
   MachineWorkers workers = first.workers();

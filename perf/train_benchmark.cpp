@@ -59,8 +59,7 @@ const std::vector<std::string> kConfigs = {"cpu-only", "gpu-only", "all-cuda", "
 struct Options {
   std::string networks = "lenet,wide", batches = "64,256",
               configs = "cpu-only,gpu-only,all-cuda,cpu+gpu";
-  std::string plan = "auto", sched, math = kDefaultProgramMath, cpu_chains = "scheduled",
-              fusion = "on";
+  std::string plan = "auto", sched, math = kDefaultProgramMath, cpu_chains = "auto", fusion = "on";
   long repeats = 1;
   TimingOptions timing;
 };
@@ -385,7 +384,7 @@ int main(int argc, char **argv) {
     add_math_option(args, &o.math);
     if (!args.parse(argc, argv)) return 0;
     apply_math_option(o.math);
-    o.timing.pin_cpu_chains = pinned_cpu_chains(o.cpu_chains);
+    o.timing.pin_cpu_chains = parse_cpu_chains(o.cpu_chains);
     o.timing.fuse_layers = o.fusion == "on";
     return run(o);
   });

@@ -20,8 +20,8 @@ namespace starcnn {
 
 struct TimingOptions {
   long steps = 20, warmup = 10, round = 5, seed = 1, micro_batches = 0;
-  bool pin_cpu_chains = false;  // TrainConfig::pin_cpu_chains
-  bool fuse_layers = true;      // TrainConfig::fuse_layers
+  CpuChains pin_cpu_chains = CpuChains::automatic;  // TrainConfig::pin_cpu_chains
+  bool fuse_layers = true;                          // TrainConfig::fuse_layers
   double max_seconds = 20, lr = 0.01;
 };
 

@@ -104,15 +104,17 @@ bool convs_whole_on_cpu(const ParameterSet &params, const NetworkSpec &spec) {
 }  // namespace
 
 void pin_cpu_chains(std::vector<MicroBatch> &cut, const ParameterSet &params,
-                    const NetworkSpec &spec, int cpu_workers, bool pin) {
-  const bool plan_on_cpu = params.home() == Where::cpu && convs_whole_on_cpu(params, spec);
+                    const NetworkSpec &spec, int cpu_workers, CpuChains mode) {
+  if (mode == CpuChains::scheduled) return;
+  const bool plan_on_cpu =
+      mode == CpuChains::pinned && params.home() == Where::cpu && convs_whole_on_cpu(params, spec);
   std::vector<MicroBatch *> chains;
   for (MicroBatch &m : cut) {
     const bool placed_on_cpu =
         m.placement && m.placement->home == Where::cpu && m.placement->convs_at_home;
     if (placed_on_cpu || (!m.placement && plan_on_cpu)) chains.push_back(&m);
   }
-  if (!pin || chains.size() < 2 || chains.size() > size_t(std::max(0, cpu_workers))) return;
+  if (chains.size() < 2 || chains.size() > size_t(std::max(0, cpu_workers))) return;
   for (size_t k = 0; k < chains.size(); ++k)
     chains[k]->placement = NetworkPlacement{cpu_worker(int(k)), true};
 }

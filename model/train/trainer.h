@@ -20,6 +20,11 @@
 
 namespace starcnn {
 
+// Whether the CPU micro-batches of a step (TrainConfig::pin_cpu_chains) each run on a CPU worker
+// of their own: automatic pins a sample split's CPU chains, which run beside CUDA workers under
+// dmda or dmdas, and leaves a whole-CPU plan's to its scheduler (lws where train picks it).
+enum class CpuChains { automatic, pinned, scheduled };
+
 struct TrainConfig {
   size_t batch = 64;
   float lr = 0.02f;
@@ -44,10 +49,11 @@ struct TrainConfig {
   // Each micro-batch whose every op runs on the CPU workers (a sample split's CPU chains, or the
   // micro-batches of a whole-CPU plan) pinned to a CPU worker of its own when there are enough:
   // its tasks skip the scheduler's choice and its activations stay in one core's caches, but a
-  // chain's independent tasks (a layer's backward filter and data) no longer run side by side:
-  // on the H200 it lost 25-50% on wide and won only on lenet b64 (perf/results/
-  // h200-2026-12-03-p), so it is off unless asked for.
-  bool pin_cpu_chains = false;
+  // chain's independent tasks (a layer's backward filter and data) no longer run side by side.
+  // On the H200, for whole-CPU plans under dmda it lost 25-50% on wide and won on lenet (calls p,
+  // r); under lws it won 3 of 4 cases by 6-13%; for lenet b256's sample splits under the MPS cap
+  // it won 5 of 6 (3.71-4.72 ms against 4.00-5.21, call r): hence automatic.
+  CpuChains pin_cpu_chains = CpuChains::automatic;
   // Whole convolutions run the ReLU and maxpool after them in their own tasks (Network's fuse).
   bool fuse_layers = true;
   // Learning rate over the run: `lr` throughout, or cosine annealing from `lr` at step 0 to zero
@@ -83,11 +89,12 @@ struct MicroBatch {
 // the batch.
 std::vector<MicroBatch> cut_batch(const TrainConfig &config, int cpu_workers);
 
-// With `pin` and 2 .. cpu_workers micro-batches that run on the CPU alone (placed there with
-// every op, or following a plan whose home is the CPU and whose convolutions are whole CPU
-// layers), gives the k-th of them CPU worker k (cpu_worker()); leaves the cut as it is otherwise.
+// With 2 .. cpu_workers micro-batches that run on the CPU alone (placed there with every op, or
+// following a plan whose home is the CPU and whose convolutions are whole CPU layers), gives the
+// k-th of them CPU worker k (cpu_worker()) as `mode` says (automatic: only the placed ones, a
+// sample split's); leaves the cut as it is otherwise.
 void pin_cpu_chains(std::vector<MicroBatch> &cut, const ParameterSet &params,
-                    const NetworkSpec &spec, int cpu_workers, bool pin = true);
+                    const NetworkSpec &spec, int cpu_workers, CpuChains mode = CpuChains::pinned);
 
 // What split plans are made for when a step runs as `micro_batches` micro-batches: the largest
 // micro-batch, and the CPU workers the other micro-batches' chains leave it (cutting a CPU part

@@ -36,6 +36,7 @@ struct TrainedRun {
 
 TrainedRun train(const NetworkSpec &spec, const Dataset &data, const std::string &plan, int micro,
                  SampleSplit samples = SampleSplit(), bool pin = true, bool fuse = true) {
+  const CpuChains chains = pin ? CpuChains::pinned : CpuChains::scheduled;
   ParameterSet params(spec, parse_network_plan(plan), {int(starpu_cpu_worker_get_count()), 0});
   params.initialize(5);
   TrainConfig config;
@@ -44,7 +45,7 @@ TrainedRun train(const NetworkSpec &spec, const Dataset &data, const std::string
   config.log_every = 1;
   config.micro_batches = micro;
   config.samples = samples;
-  config.pin_cpu_chains = pin;
+  config.pin_cpu_chains = chains;
   config.fuse_layers = fuse;
   Trainer trainer(spec, params, data, config);
   TrainedRun run;
@@ -145,7 +146,7 @@ TEST_P(TrainerMicroBatchesTest, FusedLayersTrainLikeSeparateOps) {
 }
 
 // pin_cpu_chains gives the CPU chains (and only them) CPU workers 0, 1, ... when there are 2 to
-// cpu_workers of them.
+// cpu_workers of them; automatic pins only a sample split's.
 TEST(TrainerMicroBatches, PinCpuChainsGivesEachCpuChainAWorker) {
   testing::StarpuRuntime runtime("eager", 0);
   ASSERT_TRUE(runtime.started());
@@ -162,31 +163,35 @@ TEST(TrainerMicroBatches, PinCpuChainsGivesEachCpuChainAWorker) {
     EXPECT_EQ(cut[k].placement->home, cpu_worker(int(k)));
     EXPECT_TRUE(cut[k].placement->convs_at_home);
   }
-  const auto unpinned = [&](const ParameterSet &params, int workers, bool pin) {
+  const auto unpinned = [&](const ParameterSet &params, int workers, CpuChains mode) {
     std::vector<MicroBatch> same = cut_batch(config, 4);
-    pin_cpu_chains(same, params, spec, workers, pin);
+    pin_cpu_chains(same, params, spec, workers, mode);
     for (const MicroBatch &m : same)
       if (m.placement) return false;
     return true;
   };
-  EXPECT_TRUE(unpinned(on_cpu, 2, true));   // more chains than workers
-  EXPECT_TRUE(unpinned(on_cpu, 4, false));  // not asked
-  EXPECT_TRUE(unpinned(ParameterSet(spec, parse_network_plan("cuda"), machine), 4, true));
+  const CpuChains pinned = CpuChains::pinned;
+  EXPECT_TRUE(unpinned(on_cpu, 2, pinned));                // more chains than workers
+  EXPECT_TRUE(unpinned(on_cpu, 4, CpuChains::scheduled));  // not asked
+  EXPECT_TRUE(unpinned(on_cpu, 4, CpuChains::automatic));  // a CPU plan's: left scheduled
+  EXPECT_TRUE(unpinned(ParameterSet(spec, parse_network_plan("cuda"), machine), 4, pinned));
   EXPECT_TRUE(unpinned(ParameterSet(spec, parse_network_plan("cpu;conv1=2@cpu,2@cuda"), machine), 4,
-                       true));  // a split convolution: not every op on the CPU
+                       pinned));  // a split convolution: not every op on the CPU
   config.micro_batches = 1;
-  EXPECT_TRUE(unpinned(on_cpu, 4, true));  // one chain: its ops may run side by side
+  EXPECT_TRUE(unpinned(on_cpu, 4, pinned));  // one chain: its ops may run side by side
 
-  // A sample split: its CPU chains only.
+  // A sample split: its CPU chains only, pinned or automatic.
   config.samples.cpu_samples = 40;
   config.samples.cpu_micro_batches = 2;
   ParameterSet on_cuda(spec, parse_network_plan("cuda"), machine);
-  std::vector<MicroBatch> split = cut_batch(config, 4);
-  pin_cpu_chains(split, on_cuda, spec, 4);
-  ASSERT_EQ(split.size(), 3u);
-  EXPECT_FALSE(split[0].placement.has_value());
-  EXPECT_EQ(split[1].placement->home, cpu_worker(0));
-  EXPECT_EQ(split[2].placement->home, cpu_worker(1));
+  for (CpuChains mode : {CpuChains::pinned, CpuChains::automatic}) {
+    std::vector<MicroBatch> split = cut_batch(config, 4);
+    pin_cpu_chains(split, on_cuda, spec, 4, mode);
+    ASSERT_EQ(split.size(), 3u);
+    EXPECT_FALSE(split[0].placement.has_value());
+    EXPECT_EQ(split[1].placement->home, cpu_worker(0));
+    EXPECT_EQ(split[2].placement->home, cpu_worker(1));
+  }
 }
 
 TEST(TrainerMicroBatches, CutBatchPlacesTheSampleSplit) {
