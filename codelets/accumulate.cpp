@@ -124,9 +124,8 @@ void submit_add_all(starpu_data_handle_t dst, const std::vector<starpu_data_hand
   if (srcs.empty()) throw std::invalid_argument("add_all: no vectors to add");
   std::vector<starpu_data_descr> descrs{{dst, STARPU_RW}};
   for (size_t s = 0; s < srcs.size(); ++s) {
-    if (starpu_vector_get_nx(srcs[s]) != starpu_vector_get_nx(dst))
-      throw std::invalid_argument("add_all: vector " + std::to_string(s) +
-                                  " differs in length from the sum");
+    check_vector_length(srcs[s], starpu_vector_get_nx(dst), "add_all",
+                        ("source " + std::to_string(s)).c_str());
     descrs.push_back({srcs[s], STARPU_R});
   }
   insert_task(add_all_codelet, "add_all", where, priority, STARPU_DATA_MODE_ARRAY, descrs.data(),

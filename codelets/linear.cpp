@@ -44,6 +44,12 @@ void linear_backward_weights_cpu(const float *x, const float *dy, float *dw, flo
     for (size_t j = 0; j < s.out; ++j) db[j] += dy[i * s.out + j];
 }
 
+void check_linear_shape(const LinearShape &s, const char *op) {
+  if (s.n == 0 || s.in == 0 || s.out == 0)
+    throw std::invalid_argument(std::string(op) +
+                                ": every dimension of the shape must be positive");
+}
+
 namespace {
 
 struct ForwardArgs {
@@ -101,11 +107,6 @@ void check_length(starpu_data_handle_t handle, size_t want, const char *what) {
   check_vector_length(handle, want, "linear", what);
 }
 
-void check_shape(const LinearShape &s) {
-  if (s.n == 0 || s.in == 0 || s.out == 0)
-    throw std::invalid_argument("linear: every dimension of the shape must be positive");
-}
-
 }  // namespace
 
 starpu_codelet linear_forward_codelet =
@@ -125,7 +126,7 @@ starpu_codelet linear_backward_weights_codelet = make_codelet(
 void submit_linear_forward(starpu_data_handle_t x, starpu_data_handle_t w, starpu_data_handle_t b,
                            starpu_data_handle_t y, const LinearShape &shape, bool relu, Where where,
                            int priority) {
-  check_shape(shape);
+  check_linear_shape(shape, "linear");
   check_length(x, size_t(shape.n) * shape.in, "x");
   check_length(w, size_t(shape.out) * shape.in, "w");
   check_length(b, shape.out, "b");
@@ -138,7 +139,7 @@ void submit_linear_forward(starpu_data_handle_t x, starpu_data_handle_t w, starp
 void submit_linear_backward_data(starpu_data_handle_t w, starpu_data_handle_t dy,
                                  starpu_data_handle_t dx, const LinearShape &shape, Where where,
                                  int priority) {
-  check_shape(shape);
+  check_linear_shape(shape, "linear");
   check_length(w, size_t(shape.out) * shape.in, "w");
   check_length(dy, size_t(shape.n) * shape.out, "dy");
   check_length(dx, size_t(shape.n) * shape.in, "dx");
@@ -151,7 +152,7 @@ void submit_linear_backward_weights(starpu_data_handle_t x, starpu_data_handle_t
                                     starpu_data_handle_t dw, starpu_data_handle_t db,
                                     const LinearShape &shape, GradientAccess access, Where where,
                                     int priority) {
-  check_shape(shape);
+  check_linear_shape(shape, "linear");
   check_length(x, size_t(shape.n) * shape.in, "x");
   check_length(dy, size_t(shape.n) * shape.out, "dy");
   check_length(dw, size_t(shape.out) * shape.in, "dw");

@@ -45,6 +45,9 @@ void linear_backward_weights_cuda(cublasHandle_t cublas, const float *x, const f
                                   cudaStream_t stream);
 #endif
 
+// Throws std::invalid_argument naming `op` when a dimension of the shape is zero.
+void check_linear_shape(const LinearShape &shape, const char *op);
+
 extern starpu_codelet linear_forward_codelet;
 extern starpu_codelet linear_backward_data_codelet;
 extern starpu_codelet linear_backward_weights_codelet;

@@ -89,8 +89,7 @@ void submit_linear_backward(starpu_data_handle_t x, starpu_data_handle_t w, star
                             starpu_data_handle_t y, starpu_data_handle_t dz,
                             starpu_data_handle_t dx, const LinearShape &shape, Where where,
                             int priority) {
-  if (shape.n == 0 || shape.in == 0 || shape.out == 0)
-    throw std::invalid_argument("linear_backward: every dimension of the shape must be positive");
+  check_linear_shape(shape, "linear_backward");
   if ((y == nullptr) != (dz == nullptr))
     throw std::invalid_argument("linear_backward: a fused ReLU needs both y and dz");
   const size_t outputs = size_t(shape.n) * shape.out;

@@ -71,15 +71,11 @@ BlockArgs unpack(void *cl_arg) {
   return a;
 }
 
-int32_t *int32_data(void *buffer) {
-  return int32_vector_data(buffer);
-}
-
 // Forward buffers: x, w, b, y, [p, argmax], col.
 auto forward_args(void *buffers[], void *cl_arg) {
   const BlockArgs a = unpack(cl_arg);
   float *p = a.pool ? vector_data(buffers[4]) : nullptr;
-  int32_t *argmax = a.pool ? int32_data(buffers[5]) : nullptr;
+  int32_t *argmax = a.pool ? int32_vector_data(buffers[5]) : nullptr;
   return std::make_tuple(a.shape, static_cast<const float *>(vector_data(buffers[0])),
                          static_cast<const float *>(vector_data(buffers[1])),
                          static_cast<const float *>(vector_data(buffers[2])),
@@ -90,7 +86,7 @@ auto forward_args(void *buffers[], void *cl_arg) {
 auto backward_args(void *buffers[], void *cl_arg) {
   const BlockArgs a = unpack(cl_arg);
   const float *y = a.pool ? nullptr : vector_data(buffers[3]);
-  const int32_t *argmax = a.pool ? int32_data(buffers[3]) : nullptr;
+  const int32_t *argmax = a.pool ? int32_vector_data(buffers[3]) : nullptr;
   float *dx = a.input_grad ? vector_data(buffers[7]) : nullptr;
   return std::make_tuple(a.shape, static_cast<const float *>(vector_data(buffers[0])),
                          static_cast<const float *>(vector_data(buffers[1])),
