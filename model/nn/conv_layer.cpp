@@ -116,11 +116,19 @@ void ConvLayer::forward(const Tensor &input) {
 }
 
 void ConvLayer::backward(const Tensor &input, const Tensor &output_grad, bool need_input_grad) {
-  const Where where = tasks_.front().where;
-  if (fusion_ != ConvFusion::none && kind_of(where) != Where::cuda) {
+  if (fusion_ != ConvFusion::none) {
+    const bool pool = fusion_ == ConvFusion::relu_pool;
+    const Where where = tasks_.front().where;
+    if (kind_of(where) == Where::cuda) {
+      submit_conv_block_backward(
+          input.handle(), weight_.value(0).handle(), output_grad.handle(),
+          pool ? argmax_.handle() : output_.handle(), pool, conv_out_grad_.handle(),
+          weight_.grad(0, grad_slot_).handle(), bias_.grad(0, grad_slot_).handle(),
+          need_input_grad ? input_grad_.handle() : nullptr, col_->handle(), whole_, where);
+      return;
+    }
     // On CPU workers the backward stays three tasks: its filter and data halves run side by side
     // (fused, wide's batch-256 CPU step took 380-397 ms against 275-318 separate; call r).
-    const bool pool = fusion_ == ConvFusion::relu_pool;
     if (pool)
       submit_maxpool_backward(output_grad.handle(), argmax_.handle(), conv_out_grad_.handle(),
                               conv_block_pool(whole_), where);
@@ -132,16 +140,6 @@ void ConvLayer::backward(const Tensor &input, const Tensor &output_grad, bool ne
     if (need_input_grad)
       submit_conv2d_backward_data(weight_.value(0).handle(), conv_out_grad_.handle(),
                                   input_grad_.handle(), whole_, GradientAccess::overwrite, where);
-    return;
-  }
-  if (fusion_ != ConvFusion::none) {
-    const bool pool = fusion_ == ConvFusion::relu_pool;
-    submit_conv_block_backward(input.handle(), weight_.value(0).handle(), output_grad.handle(),
-                               pool ? argmax_.handle() : output_.handle(), pool,
-                               conv_out_grad_.handle(), weight_.grad(0, grad_slot_).handle(),
-                               bias_.grad(0, grad_slot_).handle(),
-                               need_input_grad ? input_grad_.handle() : nullptr, col_->handle(),
-                               whole_, tasks_.front().where);
     return;
   }
   if (!is_whole()) submit_split(output_grad.handle(), handles_of(piece_grads_), merge_, where_);
