@@ -156,7 +156,7 @@ PlanSearch search_plans(const NetworkSpec &spec, const Dataset &train, const Tra
     gpu_only = false;  // a simulated machine has no polling to avoid
 #endif
     try {
-      if (gpu_only && options.park_for_gpu_only && workers.cpu > 1)
+      if (gpu_only && workers.cpu > 1)
         run_with_cpu_workers_parked(1, measure);
       else
         measure();

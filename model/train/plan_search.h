@@ -38,10 +38,6 @@ struct PlanSearchOptions {
   // the GPU alone (beyond it, the CPU's share of the ideal step is under 1/(1 + ratio)).
   double max_cpu_slowdown = 12.0;
   int filter_candidates = 9;  // CPU shares per layer the filter chooser calibrates and weighs
-  // Time the GPU-only candidates with all CPU workers but one parked (each takes two of StarPU's
-  // scheduling contexts for the rest of the run: a caller that already parked several times may
-  // turn it off).
-  bool park_for_gpu_only = true;
 };
 
 struct PlanCandidate {

@@ -41,7 +41,7 @@ struct TrainConfig {
   int micro_batches = 1;
   // The sample split (partition/split_plan.h): cpu_samples > 0 replaces micro_batches by one
   // micro-batch of the other samples on the CUDA workers and cpu_micro_batches (0: one per CPU
-  // worker, of 16 samples or more) on the CPU workers, every op of each on its side.
+  // worker, of cpu_chain_samples or more) on the CPU workers, every op of each on its side.
   SampleSplit samples;
   // The fewest samples of a CPU chain where the chain count is chosen (micro_batches 0, a sample
   // split's cpu_micro_batches 0): min_samples_per_cpu_chain() of the network.
