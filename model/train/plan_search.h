@@ -32,8 +32,11 @@
 namespace starcnn {
 
 struct PlanSearchOptions {
-  int warmup_steps = 3;  // untimed steps of each candidate (the first ones set up buffers)
-  int timed_steps = 6;
+  // Untimed steps of each candidate (the first ones set up buffers), then timed ones. With 3 and
+  // 6, MPS lenet b256's sample splits measured 5.3-6.3 ms in the search against 3.5-3.8 ms run
+  // alone for 2 s (perf/results/h200-2026-12-03-u): longer, to leave set-up costs out.
+  int warmup_steps = 5;
+  int timed_steps = 10;
   // Sample splits are tried only while the CPU alone is at most this many times slower than
   // the GPU alone (beyond it, the CPU's share of the ideal step is under 1/(1 + ratio)).
   double max_cpu_slowdown = 12.0;

@@ -40,6 +40,10 @@ int choose_micro_batches(long requested, const MachineWorkers &workers, size_t b
                                                   batch / std::max<size_t>(1, min_samples))));
 }
 
+size_t split_chain_samples(size_t cpu_chain_samples) {
+  return std::max<size_t>(1, cpu_chain_samples / 4);
+}
+
 MicroBatchShare micro_batch_share(const MachineWorkers &workers, size_t batch, int micro_batches) {
   const size_t micro = size_t(std::max(1, micro_batches));
   MicroBatchShare share;
@@ -75,12 +79,14 @@ std::vector<MicroBatch> cut_batch(const TrainConfig &config, int cpu_workers) {
   if (on_cpu >= batch)
     throw std::invalid_argument(split.describe() + " leaves no sample of the batch (" +
                                 std::to_string(batch) + ") to the CUDA workers");
-  // Chains of config.cpu_chain_samples or more: a CPU task's cost hardly shrinks with its
-  // samples (model/train/chain_samples.h).
+  // Beside the GPU the step waits for the slowest CPU chain, so the CPU samples spread over every
+  // CPU worker, in chains of a quarter of cpu_chain_samples or more: under the H200's MPS cap,
+  // MNIST lenet's samples:96 ran 7 chains of 13-14 samples that ended 3.1 ms into a step whose
+  // GPU part ended at 2.3 ms, with 8 of 15 CPU workers idle (perf/results/h200-2026-12-03-u).
   size_t cpu_parts = size_t(split.cpu_micro_batches);
   if (cpu_parts == 0)
-    cpu_parts = size_t(
-        choose_micro_batches(0, {cpu_workers, 0}, on_cpu, Where::cpu, config.cpu_chain_samples));
+    cpu_parts = size_t(choose_micro_batches(0, {cpu_workers, 0}, on_cpu, Where::cpu,
+                                            split_chain_samples(config.cpu_chain_samples)));
   if (cpu_parts > on_cpu)
     throw std::invalid_argument(split.describe() + ": more CPU micro-batches than samples");
   cut.push_back({start, batch - on_cpu, std::nullopt});
@@ -104,10 +110,15 @@ bool convs_whole_on_cpu(const ParameterSet &params, const NetworkSpec &spec) {
 }  // namespace
 
 void pin_cpu_chains(std::vector<MicroBatch> &cut, const ParameterSet &params,
-                    const NetworkSpec &spec, int cpu_workers, CpuChains mode) {
+                    const NetworkSpec &spec, int cpu_workers, CpuChains mode, int cuda_workers) {
   if (mode == CpuChains::scheduled) return;
+  // A whole-CPU plan beside CUDA workers runs under a policy chosen for the GPU: MPS lenet b256's
+  // `cpu` candidate took 17.4 ms under dmda with its chains scheduled, 5.9 ms as cpu-only under
+  // lws (perf/results/h200-2026-12-03-u); pinned under dmda, call r measured 3.59 / 5.44 ms
+  // against lws's 3.18 / 5.18 (lenet b64 / b256).
+  const bool pin_plan = mode == CpuChains::pinned || cuda_workers > 0;
   const bool plan_on_cpu =
-      mode == CpuChains::pinned && params.home() == Where::cpu && convs_whole_on_cpu(params, spec);
+      pin_plan && params.home() == Where::cpu && convs_whole_on_cpu(params, spec);
   std::vector<MicroBatch *> chains;
   for (MicroBatch &m : cut) {
     const bool placed_on_cpu =
@@ -131,7 +142,8 @@ Trainer::Trainer(const NetworkSpec &spec, ParameterSet &params, const Dataset &t
                                 std::to_string(config.batch) + ")");
   const int cpu_workers = int(starpu_cpu_worker_get_count());
   micro_ = cut_batch(config, cpu_workers);
-  pin_cpu_chains(micro_, params, spec, cpu_workers, config.pin_cpu_chains);
+  pin_cpu_chains(micro_, params, spec, cpu_workers, config.pin_cpu_chains,
+                 int(starpu_cuda_worker_get_count()));
   const size_t micro = micro_.size();
   const bool both_kinds = config.samples.cpu_samples > 0;
   params.use_grad_slots(micro);

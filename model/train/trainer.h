@@ -21,8 +21,9 @@
 namespace starcnn {
 
 // Whether the CPU micro-batches of a step (TrainConfig::pin_cpu_chains) each run on a CPU worker
-// of their own: automatic pins a sample split's CPU chains, which run beside CUDA workers under
-// dmda or dmdas, and leaves a whole-CPU plan's to its scheduler (lws where train picks it).
+// of their own: automatic pins them where CUDA workers run beside them (a sample split's chains,
+// or a whole-CPU plan's, under dmda or dmdas), and leaves a CPU-only run's to its scheduler (lws
+// where train picks it).
 enum class CpuChains { automatic, pinned, scheduled };
 
 struct TrainConfig {
@@ -41,10 +42,10 @@ struct TrainConfig {
   int micro_batches = 1;
   // The sample split (partition/split_plan.h): cpu_samples > 0 replaces micro_batches by one
   // micro-batch of the other samples on the CUDA workers and cpu_micro_batches (0: one per CPU
-  // worker, of cpu_chain_samples or more) on the CPU workers, every op of each on its side.
+  // worker, of split_chain_samples() or more) on the CPU workers, every op of each on its side.
   SampleSplit samples;
-  // The fewest samples of a CPU chain where the chain count is chosen (micro_batches 0, a sample
-  // split's cpu_micro_batches 0): min_samples_per_cpu_chain() of the network.
+  // The fewest samples of a CPU chain where the chain count is chosen (micro_batches 0; a sample
+  // split's cpu_micro_batches 0 takes a quarter): min_samples_per_cpu_chain() of the network.
   size_t cpu_chain_samples = 16;
   // Each micro-batch whose every op runs on the CPU workers (a sample split's CPU chains, or the
   // micro-batches of a whole-CPU plan) pinned to a CPU worker of its own when there are enough:
@@ -78,6 +79,11 @@ struct TrainConfig {
 int choose_micro_batches(long requested, const MachineWorkers &workers, size_t batch,
                          Where home = Where::any, size_t min_samples = 16);
 
+// The fewest samples of a sample split's CPU chain (cpu_micro_batches 0): a quarter of a whole-CPU
+// plan's `cpu_chain_samples`, at least 1, since beside a GPU a chain's latency counts more than
+// its tasks' overhead.
+size_t split_chain_samples(size_t cpu_chain_samples);
+
 // The micro-batches of a step: where each starts in the batch, its size, and where it runs
 // (nullopt: as the parameter set's plan says).
 struct MicroBatch {
@@ -91,10 +97,12 @@ std::vector<MicroBatch> cut_batch(const TrainConfig &config, int cpu_workers);
 
 // With 2 .. cpu_workers micro-batches that run on the CPU alone (placed there with every op, or
 // following a plan whose home is the CPU and whose convolutions are whole CPU layers), gives the
-// k-th of them CPU worker k (cpu_worker()) as `mode` says (automatic: only the placed ones, a
-// sample split's); leaves the cut as it is otherwise.
+// k-th of them CPU worker k (cpu_worker()) as `mode` says (automatic: the placed ones, a sample
+// split's, and a whole-CPU plan's when there are `cuda_workers`); leaves the cut as it is
+// otherwise.
 void pin_cpu_chains(std::vector<MicroBatch> &cut, const ParameterSet &params,
-                    const NetworkSpec &spec, int cpu_workers, CpuChains mode = CpuChains::pinned);
+                    const NetworkSpec &spec, int cpu_workers, CpuChains mode = CpuChains::pinned,
+                    int cuda_workers = 0);
 
 // What split plans are made for when a step runs as `micro_batches` micro-batches: the largest
 // micro-batch, and the CPU workers the other micro-batches' chains leave it (cutting a CPU part

@@ -146,7 +146,7 @@ TEST_P(TrainerMicroBatchesTest, FusedLayersTrainLikeSeparateOps) {
 }
 
 // pin_cpu_chains gives the CPU chains (and only them) CPU workers 0, 1, ... when there are 2 to
-// cpu_workers of them; automatic pins only a sample split's.
+// cpu_workers of them; automatic pins a sample split's, and a CPU plan's beside CUDA workers.
 TEST(TrainerMicroBatches, PinCpuChainsGivesEachCpuChainAWorker) {
   testing::StarpuRuntime runtime("eager", 0);
   ASSERT_TRUE(runtime.started());
@@ -163,17 +163,20 @@ TEST(TrainerMicroBatches, PinCpuChainsGivesEachCpuChainAWorker) {
     EXPECT_EQ(cut[k].placement->home, cpu_worker(int(k)));
     EXPECT_TRUE(cut[k].placement->convs_at_home);
   }
-  const auto unpinned = [&](const ParameterSet &params, int workers, CpuChains mode) {
+  const auto unpinned = [&](const ParameterSet &params, int workers, CpuChains mode,
+                            int cuda_workers = 0) {
     std::vector<MicroBatch> same = cut_batch(config, 4);
-    pin_cpu_chains(same, params, spec, workers, mode);
+    pin_cpu_chains(same, params, spec, workers, mode, cuda_workers);
     for (const MicroBatch &m : same)
       if (m.placement) return false;
     return true;
   };
   const CpuChains pinned = CpuChains::pinned;
-  EXPECT_TRUE(unpinned(on_cpu, 2, pinned));                // more chains than workers
-  EXPECT_TRUE(unpinned(on_cpu, 4, CpuChains::scheduled));  // not asked
-  EXPECT_TRUE(unpinned(on_cpu, 4, CpuChains::automatic));  // a CPU plan's: left scheduled
+  EXPECT_TRUE(unpinned(on_cpu, 2, pinned));                    // more chains than workers
+  EXPECT_TRUE(unpinned(on_cpu, 4, CpuChains::scheduled));      // not asked
+  EXPECT_TRUE(unpinned(on_cpu, 4, CpuChains::automatic));      // a CPU-only run's: left scheduled
+  EXPECT_FALSE(unpinned(on_cpu, 4, CpuChains::automatic, 1));  // beside a CUDA worker: pinned
+  EXPECT_TRUE(unpinned(on_cpu, 4, CpuChains::scheduled, 1));
   EXPECT_TRUE(unpinned(ParameterSet(spec, parse_network_plan("cuda"), machine), 4, pinned));
   EXPECT_TRUE(unpinned(ParameterSet(spec, parse_network_plan("cpu;conv1=2@cpu,2@cuda"), machine), 4,
                        pinned));  // a split convolution: not every op on the CPU
@@ -214,8 +217,18 @@ TEST(TrainerMicroBatches, CutBatchPlacesTheSampleSplit) {
     on_cpu += cut[m].size;
   }
   EXPECT_EQ(on_cpu, 70u);
-  config.samples.cpu_samples = 40;  // fewer than 16 samples per worker: fewer chains
-  EXPECT_EQ(cut_batch(config, 16).size(), 1u + 2u);
+  // Chains of split_chain_samples(cpu_chain_samples) or more: 4 here, the default's quarter.
+  EXPECT_EQ(split_chain_samples(config.cpu_chain_samples), 4u);
+  config.samples.cpu_samples = 40;  // fewer than 4 samples per worker: fewer chains
+  EXPECT_EQ(cut_batch(config, 16).size(), 1u + 10u);
+  config.samples.cpu_samples = 64;  // one chain per worker
+  EXPECT_EQ(cut_batch(config, 16).size(), 1u + 16u);
+  config.cpu_chain_samples = 13;  // MNIST lenet's: chains of 3 or more
+  config.samples.cpu_samples = 96;
+  EXPECT_EQ(cut_batch(config, 15).size(), 1u + 15u);
+  config.samples.cpu_samples = 20;
+  EXPECT_EQ(cut_batch(config, 15).size(), 1u + 6u);
+  config.cpu_chain_samples = 16;
   config.samples.cpu_samples = 6;  // one chain however few
   EXPECT_EQ(cut_batch(config, 16).size(), 1u + 1u);
   config.samples.cpu_samples = 128;  // nothing left for CUDA
