@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "codelets/conv2d/conv2d_task_support.h"
+#include "codelets/conv2d/direct_conv.h"
 #include "codelets/conv2d/im2col.h"
 
 namespace starcnn {
@@ -12,6 +13,8 @@ namespace starcnn {
 void conv2d_backward_data_cpu(const Conv2dShape &s, const float *w, const float *dy, float *dx,
                               float *col, bool accumulate) {
   const size_t rows = s.col_rows(), cols = s.col_cols(), x_sample = size_t(s.c_in) * s.h * s.w;
+  if (direct_data_grad_serves(s, rows * cols))
+    return direct_conv_backward_data(s, w, dy, dx, col, accumulate);
   if (!accumulate) std::fill(dx, dx + s.n * x_sample, 0.0f);
   for (size_t i = 0; i < s.n; ++i) {
     const float *dyi = dy + i * s.c_out * cols;

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "codelets/conv2d/conv2d_task_support.h"
+#include "codelets/conv2d/direct_conv.h"
 #include "codelets/conv2d/im2col.h"
 
 namespace starcnn {
@@ -28,6 +29,8 @@ float sum_of(const float *x, size_t count) {
 void conv2d_backward_filter_cpu(const Conv2dShape &s, const float *x, const float *dy, float *dw,
                                 float *db, float *col, bool accumulate) {
   const size_t rows = s.col_rows(), cols = s.col_cols();
+  if (direct_filter_grad_serves(s, rows * cols))
+    return direct_conv_backward_filter(s, x, dy, dw, db, col, accumulate);
   if (!accumulate) std::fill(db, db + s.c_out, 0.0f);
   for (size_t i = 0; i < s.n; ++i) {
     const float *xi = x + i * s.c_in * s.h * s.w;

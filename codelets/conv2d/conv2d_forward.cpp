@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "codelets/conv2d/conv2d_task_support.h"
+#include "codelets/conv2d/direct_conv.h"
 #include "codelets/conv2d/im2col.h"
 
 namespace starcnn {
@@ -12,6 +13,7 @@ namespace starcnn {
 void conv2d_forward_cpu(const Conv2dShape &s, const float *x, const float *w, const float *b,
                         float *y, float *col) {
   const size_t rows = s.col_rows(), cols = s.col_cols();
+  if (direct_forward_serves(s, rows * cols)) return direct_conv_forward(s, x, w, b, y, col);
   for (size_t i = 0; i < s.n; ++i) {
     const float *xi = x + i * s.c_in * s.h * s.w;
     float *yi = y + i * s.c_out * cols;

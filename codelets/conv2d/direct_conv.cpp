@@ -102,8 +102,10 @@ void widen_output_grad(const Conv2dShape &s, const Plane &g, const float *dy, fl
 // Forward: 16 positions of Block filters. wt holds the block's weights tap-major,
 // wt[tap * Block + filter]; n < 16 only for the last positions.
 template <size_t Block, bool Full>
-__attribute__((always_inline)) inline void forward_block(const Conv2dShape &s, const Plane &g, const float *xp, const float *wt,
-                          const float *bias, size_t p0, size_t n, Vec *acc) {
+__attribute__((always_inline)) inline void forward_block(const Conv2dShape &s, const Plane &g,
+                                                         const float *xp, const float *wt,
+                                                         const float *bias, size_t p0, size_t n,
+                                                         Vec *acc) {
   for (size_t c = 0; c < Block; ++c) acc[c] = Vec{} + bias[c];
   for (size_t ci = 0; ci < s.c_in; ++ci)
     for (size_t ky = 0; ky < s.k; ++ky) {
@@ -158,8 +160,9 @@ __attribute__((always_inline)) inline void forward(const Conv2dShape &s, const f
 }
 
 // dW: kGradFilterBlock filters times kTapBlock taps, summed over every position.
-__attribute__((always_inline)) inline void filter_block(const Plane &g, const float *xp, const float *dyw, const size_t *off,
-                         Vec (*acc)[kTapBlock]) {
+__attribute__((always_inline)) inline void filter_block(const Plane &g, const float *xp,
+                                                        const float *dyw, const size_t *off,
+                                                        Vec (*acc)[kTapBlock]) {
   for (size_t c = 0; c < kGradFilterBlock; ++c)
     for (size_t j = 0; j < kTapBlock; ++j) acc[c][j] = Vec{};
   size_t p0 = 0;
