@@ -30,7 +30,7 @@ void conv2d_backward_filter_cpu(const Conv2dShape &s, const float *x, const floa
                                 float *db, float *col, bool accumulate) {
   const size_t rows = s.col_rows(), cols = s.col_cols();
   if (direct_filter_grad_serves(s, rows * cols))
-    return direct_conv_backward_filter(s, x, dy, dw, db, col, accumulate);
+    return direct_conv_backward_filter(s, x, dy, dw, db, col, rows * cols, accumulate);
   if (!accumulate) std::fill(db, db + s.c_out, 0.0f);
   for (size_t i = 0; i < s.n; ++i) {
     const float *xi = x + i * s.c_in * s.h * s.w;

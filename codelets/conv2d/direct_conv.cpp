@@ -17,10 +17,11 @@ constexpr size_t kMaxTaps = 512, kMaxFilters = 32, kMaxInputs = 16;
 // Channels per register block: filters in the forward pass (8, or 6 where the filters are a
 // multiple of 6 and not of 8: lenet's conv1) and dW, input channels in dX; taps per block in dW.
 constexpr size_t kFilterBlock = 8, kGradFilterBlock = 4, kTapBlock = 4, kInputBlock = 4;
-// dW sums each block's products across its 16 lanes once per sample, which pays off only over
-// long rows: lenet's conv1 (span 892) ran 1.16x faster direct, conv2 (span 136) 1.3x slower
-// (op_benchmark, batch 8, on the development machine).
-constexpr size_t kMinFilterGradSpan = 512;
+// dW sums a group of samples' products in each block before crossing its 16 lanes: lenet's conv1
+// and conv2 took 108 and 91 us at batch 8 against im2col's 117 and 108 (op_benchmark on the
+// development machine; per sample, conv2's short rows made it 1.3x slower than im2col).
+// Samples whose dW products one block sums before crossing its lanes.
+constexpr size_t kMaxFilterGradGroup = 64;
 // dX gathers over the whole padded input plane, multiplying zeros near its borders: direct only
 // while the plane is at most this many times the output (conv1 1.31: 2.4x faster than im2col's
 // GEMM and col2im; conv2 1.96: 1.05x slower).
@@ -159,12 +160,10 @@ __attribute__((always_inline)) inline void forward(const Conv2dShape &s, const f
   }
 }
 
-// dW: kGradFilterBlock filters times kTapBlock taps, summed over every position.
+// dW: kGradFilterBlock filters times kTapBlock taps, added up over every position of a sample.
 __attribute__((always_inline)) inline void filter_block(const Plane &g, const float *xp,
                                                         const float *dyw, const size_t *off,
                                                         Vec (*acc)[kTapBlock]) {
-  for (size_t c = 0; c < kGradFilterBlock; ++c)
-    for (size_t j = 0; j < kTapBlock; ++j) acc[c][j] = Vec{};
   size_t p0 = 0;
   for (; p0 + kLanes <= g.span; p0 += kLanes) {
     Vec dv[kGradFilterBlock];
@@ -207,9 +206,7 @@ bool direct_forward_serves(const Conv2dShape &s, size_t scratch_floats) {
 }
 
 bool direct_filter_grad_serves(const Conv2dShape &s, size_t scratch_floats) {
-  const Plane g(s);
-  return direct_conv_shape(s) && g.span >= kMinFilterGradSpan &&
-         filter_scratch(s, g) <= scratch_floats;
+  return direct_conv_shape(s) && filter_scratch(s, Plane(s)) <= scratch_floats;
 }
 
 bool direct_data_grad_serves(const Conv2dShape &s, size_t scratch_floats) {
@@ -230,11 +227,17 @@ void direct_conv_forward(const Conv2dShape &s, const float *x, const float *w, c
 
 STARCNN_VECTOR_CLONES
 void direct_conv_backward_filter(const Conv2dShape &s, const float *x, const float *dy, float *dw,
-                                 float *db, float *scratch, bool accumulate) {
+                                 float *db, float *scratch, size_t scratch_floats,
+                                 bool accumulate) {
   const Plane g(s);
   const size_t taps = s.col_rows(), rows = round_up(s.c_out, kGradFilterBlock);
+  // As many samples at a time as the scratch holds: each block's sums cross their 16 lanes once
+  // per group, not once per sample.
+  const size_t per_sample = filter_scratch(s, g);
+  const size_t group = std::clamp<size_t>(scratch_floats / per_sample, 1,
+                                          std::min<size_t>(s.n, kMaxFilterGradGroup));
   float *padded = scratch;
-  float *dyw = padded + g.padded_floats(s);
+  float *dyw = padded + group * g.padded_floats(s);
   if (!accumulate) {
     std::fill(dw, dw + s.w_count(), 0.0f);
     std::fill(db, db + s.c_out, 0.0f);
@@ -248,20 +251,25 @@ void direct_conv_backward_filter(const Conv2dShape &s, const float *x, const flo
       for (size_t kx = 0; kx < s.k; ++kx) off[t++] = ci * g.size() + ky * g.wp + kx;
   for (; t < taps + kTapBlock; ++t) off[t] = 0;
   const size_t outputs = size_t(g.oh) * g.ow;
-  for (size_t i = 0; i < s.n; ++i) {
-    const float *xp = padded_input(s, g, x + i * s.x_sample(), padded);
-    const float *dyi = dy + i * s.c_out * outputs;
-    widen_output_grad(s, g, dyi, dyw, rows, g.span16, 0);
-    for (size_t f = 0; f < s.c_out; ++f) {
-      float sum = 0.0f;
-      for (size_t o = 0; o < outputs; ++o) sum += dyi[f * outputs + o];
-      db[f] += sum;
+  const float *xp[kMaxFilterGradGroup];
+  for (size_t first = 0; first < s.n; first += group) {
+    const size_t count_i = std::min(group, s.n - first);
+    for (size_t i = 0; i < count_i; ++i) {
+      const float *dyi = dy + (first + i) * s.c_out * outputs;
+      xp[i] = padded_input(s, g, x + (first + i) * s.x_sample(), padded + i * g.padded_floats(s));
+      widen_output_grad(s, g, dyi, dyw + i * rows * g.span16, rows, g.span16, 0);
+      for (size_t f = 0; f < s.c_out; ++f) {
+        float sum = 0.0f;
+        for (size_t o = 0; o < outputs; ++o) sum += dyi[f * outputs + o];
+        db[f] += sum;
+      }
     }
     for (size_t f0 = 0; f0 < s.c_out; f0 += kGradFilterBlock) {
       const size_t count = std::min(kGradFilterBlock, s.c_out - f0);
       for (size_t t0 = 0; t0 < taps; t0 += kTapBlock) {
-        Vec acc[kGradFilterBlock][kTapBlock];
-        filter_block(g, xp, dyw + f0 * g.span16, off + t0, acc);
+        Vec acc[kGradFilterBlock][kTapBlock] = {};
+        for (size_t i = 0; i < count_i; ++i)
+          filter_block(g, xp[i], dyw + (i * rows + f0) * g.span16, off + t0, acc);
         for (size_t c = 0; c < count; ++c)
           for (size_t j = 0; j < kTapBlock && t0 + j < taps; ++j)
             dw[(f0 + c) * taps + t0 + j] += sum_lanes(acc[c][j]);

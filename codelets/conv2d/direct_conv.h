@@ -26,12 +26,13 @@ bool direct_data_grad_serves(const Conv2dShape &shape, size_t scratch_floats);
 size_t direct_conv_scratch_floats(const Conv2dShape &shape);
 
 // The same contracts as conv2d_forward_cpu, conv2d_backward_filter_cpu (accumulate: add into
-// dw and db) and conv2d_backward_data_cpu (accumulate: add into dx), for the shapes their
-// *_serves accepts; `scratch` holds at least the floats it was given.
+// dw and db) and conv2d_backward_data_cpu (accumulate: add into dx); `scratch` holds at least
+// direct_conv_scratch_floats(shape) floats, or the floats the op's *_serves accepted. The filter
+// gradient is told its scratch's size: it sums as many samples at a time as fit.
 void direct_conv_forward(const Conv2dShape &s, const float *x, const float *w, const float *b,
                          float *y, float *scratch);
 void direct_conv_backward_filter(const Conv2dShape &s, const float *x, const float *dy, float *dw,
-                                 float *db, float *scratch, bool accumulate);
+                                 float *db, float *scratch, size_t scratch_floats, bool accumulate);
 void direct_conv_backward_data(const Conv2dShape &s, const float *w, const float *dy, float *dx,
                                float *scratch, bool accumulate);
 
