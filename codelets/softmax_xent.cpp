@@ -62,9 +62,24 @@ void softmax_xent_backward_cpu(const float *z, const int32_t *labels, float *dz,
   }
 }
 
+void softmax_xent_train_cpu(const float *z, const int32_t *labels, float *stats, float *dz,
+                            const SoftmaxXentShape &shape, uint32_t batch_size) {
+  softmax_xent_forward_cpu(z, labels, stats, shape);
+  softmax_xent_backward_cpu(z, labels, dz, shape, batch_size);
+}
+
+#ifdef STARCNN_USE_CUDA
+void softmax_xent_train_cuda(const float *z, const int32_t *labels, float *stats, float *dz,
+                             const SoftmaxXentShape &shape, uint32_t batch_size,
+                             cudaStream_t stream) {
+  softmax_xent_forward_cuda(z, labels, stats, shape, stream);
+  softmax_xent_backward_cuda(z, labels, dz, shape, batch_size, stream);
+}
+#endif
+
 namespace {
 
-// Buffers are (Z, labels, stats or dZ) in both directions.
+// Buffers are (Z, labels, stats or dZ) in both directions, (Z, labels, stats, dZ) together.
 void check_buffers(void *buffers[], const SoftmaxXentShape &shape, size_t out_size) {
   STARPU_ASSERT(vector_length(buffers[0]) == size_t(shape.n) * shape.classes);
   STARPU_ASSERT(vector_length(buffers[1]) == shape.n);
@@ -89,7 +104,18 @@ auto backward_args(void *buffers[], void *cl_arg) {
                          vector_data(buffers[2]), shape, batch_size);
 }
 
+auto train_args(void *buffers[], void *cl_arg) {
+  SoftmaxXentShape shape;
+  uint32_t batch_size;
+  starpu_codelet_unpack_args(cl_arg, &shape, &batch_size);
+  check_buffers(buffers, shape, kXentStatsSize);
+  STARPU_ASSERT(vector_length(buffers[3]) == size_t(shape.n) * shape.classes);
+  return std::make_tuple(vector_data(buffers[0]), int32_vector_data(buffers[1]),
+                         vector_data(buffers[2]), vector_data(buffers[3]), shape, batch_size);
+}
+
 starpu_perfmodel softmax_xent_forward_model = history_model("starcnn_softmax_xent_forward");
+starpu_perfmodel softmax_xent_train_model = history_model("starcnn_softmax_xent_train");
 starpu_perfmodel softmax_xent_backward_model = history_model("starcnn_softmax_xent_backward");
 
 }  // namespace
@@ -100,6 +126,9 @@ starpu_codelet softmax_xent_forward_codelet = STARCNN_KERNEL_CODELET(
 starpu_codelet softmax_xent_backward_codelet = STARCNN_KERNEL_CODELET(
     "softmax_xent_backward", softmax_xent_backward_cpu, softmax_xent_backward_cuda, backward_args,
     &softmax_xent_backward_model, {STARPU_R, STARPU_R, STARPU_W});
+starpu_codelet softmax_xent_train_codelet = STARCNN_KERNEL_CODELET(
+    "softmax_xent_train", softmax_xent_train_cpu, softmax_xent_train_cuda, train_args,
+    &softmax_xent_train_model, {STARPU_R, STARPU_R, STARPU_REDUX, STARPU_W});
 
 void submit_softmax_xent_forward(starpu_data_handle_t z, starpu_data_handle_t labels,
                                  starpu_data_handle_t stats, const SoftmaxXentShape &shape,
@@ -114,6 +143,15 @@ void submit_softmax_xent_backward(starpu_data_handle_t z, starpu_data_handle_t l
   insert_task(softmax_xent_backward_codelet, "softmax_xent_backward", where, priority, STARPU_R, z,
               STARPU_R, labels, STARPU_W, dz, STARPU_VALUE, &shape, sizeof(shape), STARPU_VALUE,
               &batch_size, sizeof(batch_size));
+}
+
+void submit_softmax_xent_train(starpu_data_handle_t z, starpu_data_handle_t labels,
+                               starpu_data_handle_t stats, starpu_data_handle_t dz,
+                               const SoftmaxXentShape &shape, uint32_t batch_size, Where where,
+                               int priority) {
+  insert_task(softmax_xent_train_codelet, "softmax_xent_train", where, priority, STARPU_R, z,
+              STARPU_R, labels, STARPU_REDUX, stats, STARPU_W, dz, STARPU_VALUE, &shape,
+              sizeof(shape), STARPU_VALUE, &batch_size, sizeof(batch_size));
 }
 
 }  // namespace starcnn

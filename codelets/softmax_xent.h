@@ -45,8 +45,18 @@ void softmax_xent_backward_cuda(const float *z, const int32_t *labels, float *dz
                                 cudaStream_t stream);
 #endif
 
+// Both in one call (a training step's loss: one task instead of two).
+void softmax_xent_train_cpu(const float *z, const int32_t *labels, float *stats, float *dz,
+                            const SoftmaxXentShape &shape, uint32_t batch_size);
+#ifdef STARCNN_USE_CUDA
+void softmax_xent_train_cuda(const float *z, const int32_t *labels, float *stats, float *dz,
+                             const SoftmaxXentShape &shape, uint32_t batch_size,
+                             cudaStream_t stream);
+#endif
+
 extern starpu_codelet softmax_xent_forward_codelet;
 extern starpu_codelet softmax_xent_backward_codelet;
+extern starpu_codelet softmax_xent_train_codelet;
 
 // z: float vector of n * classes; labels: int32 vector (element size 4) of n; stats: float vector
 // of kXentStatsSize with set_sum_reduction() installed (see above).
@@ -57,5 +67,10 @@ void submit_softmax_xent_forward(starpu_data_handle_t z, starpu_data_handle_t la
 void submit_softmax_xent_backward(starpu_data_handle_t z, starpu_data_handle_t labels,
                                   starpu_data_handle_t dz, const SoftmaxXentShape &shape,
                                   uint32_t batch_size, Where where = Where::any, int priority = 0);
+// The forward's stats and the backward's dz from one task.
+void submit_softmax_xent_train(starpu_data_handle_t z, starpu_data_handle_t labels,
+                               starpu_data_handle_t stats, starpu_data_handle_t dz,
+                               const SoftmaxXentShape &shape, uint32_t batch_size,
+                               Where where = Where::any, int priority = 0);
 
 }  // namespace starcnn

@@ -25,7 +25,8 @@ Network::Network(const NetworkSpec &spec, ParameterSet &params, int batch, int l
                  size_t grad_slot, std::optional<NetworkPlacement> placement, bool fuse)
     : batch_(batch),
       loss_batch_(loss_batch > 0 ? loss_batch : batch),
-      classes_(int(spec.output().size())) {
+      classes_(int(spec.output().size())),
+      fuse_(fuse) {
   const NetworkPlacement place = placement.value_or(NetworkPlacement{params.home(), false});
   home_ = place.home;
   if (batch <= 0) throw std::invalid_argument("batch size must be positive");
@@ -111,14 +112,29 @@ void Network::forward_logits(const Tensor &input) {
 
 void Network::forward(const Tensor &input, const Tensor &labels, const Tensor &stats) {
   forward_logits(input);
-  submit_softmax_xent_forward(logits().handle(), labels.handle(), stats.handle(),
-                              {uint32_t(batch_), uint32_t(classes_)}, home_);
+  submit_softmax_xent_forward(logits().handle(), labels.handle(), stats.handle(), loss_shape(),
+                              home_);
 }
 
 void Network::backward(const Tensor &input, const Tensor &labels) {
   submit_softmax_xent_backward(logits().handle(), labels.handle(), logits_grad_.handle(),
-                               {uint32_t(batch_), uint32_t(classes_)}, uint32_t(loss_batch_),
-                               home_);
+                               loss_shape(), uint32_t(loss_batch_), home_);
+  backward_layers(input);
+}
+
+void Network::forward_backward(const Tensor &input, const Tensor &labels, const Tensor &stats) {
+  if (!fuse_) {
+    forward(input, labels, stats);
+    backward(input, labels);
+    return;
+  }
+  forward_logits(input);
+  submit_softmax_xent_train(logits().handle(), labels.handle(), stats.handle(),
+                            logits_grad_.handle(), loss_shape(), uint32_t(loss_batch_), home_);
+  backward_layers(input);
+}
+
+void Network::backward_layers(const Tensor &input) {
   const Tensor *dy = &logits_grad_;
   for (size_t i = layers_.size(); i-- > 0;) {
     const Tensor &x = i == 0 ? input : layers_[i - 1]->output();

@@ -30,7 +30,8 @@ class Network {
   // ParameterSet::use_grad_slots; the step sums the slots); a network on a whole step has
   // loss_batch == batch and slot 0. The placement defaults to the parameter set's plan
   // (ParameterSet::home()). `fuse`: a whole convolution runs the ReLU and maxpool after it in its
-  // own tasks (ConvFusion), one task each way instead of two or three.
+  // own tasks (ConvFusion), one task each way instead of two or three, and forward_backward's
+  // loss is one task.
   Network(const NetworkSpec &spec, ParameterSet &params, int batch, int loss_batch = 0,
           size_t grad_slot = 0, std::optional<NetworkPlacement> placement = std::nullopt,
           bool fuse = true);
@@ -45,13 +46,21 @@ class Network {
   void forward_logits(const Tensor &input);
   // Submits the backward pass of the last forward (same input and labels).
   void backward(const Tensor &input, const Tensor &labels);
+  // A training step's passes: forward, then backward, as the two calls above; a fusing network
+  // computes the loss and its gradient in one task.
+  void forward_backward(const Tensor &input, const Tensor &labels, const Tensor &stats);
   const Tensor &logits() const { return layers_.back()->output(); }
   // One line per layer, for the run's header.
   std::vector<std::string> describe() const;
 
  private:
+  // The backward pass below the loss, from logits_grad_.
+  void backward_layers(const Tensor &input);
+  SoftmaxXentShape loss_shape() const { return {uint32_t(batch_), uint32_t(classes_)}; }
+
   int batch_, loss_batch_, classes_;
   Where home_;
+  bool fuse_;
   std::vector<std::unique_ptr<Layer>> layers_;
   Tensor logits_grad_;
 };

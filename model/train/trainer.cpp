@@ -194,8 +194,7 @@ EpochSummary Trainer::train_epoch(size_t epoch,
       const Tensor &images = images_[(b % 2) * networks_.size() + m];
       const Tensor &labels = labels_[(b % 2) * networks_.size() + m];
       submit_load_batch(batcher_, b, images, labels, micro_[m].first);
-      networks_[m]->forward(images, labels, stats_);
-      networks_[m]->backward(images, labels);
+      networks_[m]->forward_backward(images, labels, stats_);
     }
     params_.submit_sum_grads(networks_.size(), cpu_slots_);
     // Data-parallel: the update below applies the gradients of the whole batch, every rank's.

@@ -145,6 +145,25 @@ TEST_P(SoftmaxXentTest, BackwardMatchesReference) {
   }
 }
 
+// The training step's fused task: the forward's stats and the backward's dZ, for a sub-batch of
+// a larger batch.
+TEST_P(SoftmaxXentTest, TrainTaskGivesLossAndGradient) {
+  uint32_t seed = 3;
+  for (const SoftmaxXentShape &s : kShapes) {
+    SCOPED_TRACE(describe(s));
+    const Batch b = random_batch(s, seed += 10);
+    RegisteredVector zh(b.z), dzh(b.z.size(), -7.0f);
+    RegisteredIntVector lh(b.labels);
+    Stats stats;
+    submit_softmax_xent_train(zh.handle(), lh.handle(), stats.handle(), dzh.handle(), s, 2 * s.n);
+    const auto got = stats.read();
+    const Loss want = reference_loss(to_double(b.z), b.labels, s.classes);
+    EXPECT_NEAR(got[0], want.sum, 1e-5 * (1.0 + want.sum));
+    EXPECT_EQ(got[1], float(want.correct));
+    testing::expect_near(dzh.read(), reference_gradient(b, 2 * s.n), 1e-6);
+  }
+}
+
 // dZ is the gradient of the mean loss: compare with central differences in double.
 TEST_P(SoftmaxXentTest, BackwardMatchesFiniteDifferences) {
   const Batch b = random_batch({6, 9}, 77);

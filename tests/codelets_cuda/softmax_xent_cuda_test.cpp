@@ -85,6 +85,28 @@ TEST_P(SoftmaxXentCudaTest, ForwardAndBackwardOnCudaMatchCpu) {
               GetParam().c_str(), counts.cuda_tasks, counts.cpu_tasks);
 }
 
+// The fused training task on CUDA gives the CPU kernels' stats and dZ.
+TEST_P(SoftmaxXentCudaTest, TrainTaskOnCudaMatchesCpu) {
+  uint32_t seed = 50;
+  for (const SoftmaxXentShape &s : kShapes) {
+    SCOPED_TRACE("n=" + std::to_string(s.n) + " classes=" + std::to_string(s.classes));
+    const size_t size = size_t(s.n) * s.classes;
+    const auto z = testing::random_floats(size, ++seed, -5.0f, 5.0f);
+    const auto labels = random_labels(s.n, s.classes, ++seed);
+    const CpuResults want = cpu_results(z, labels, s);
+    RegisteredVector zh(z), dzh(size, -7.0f);
+    RegisteredIntVector lh(labels);
+    Stats stats;
+    submit_softmax_xent_train(zh.handle(), lh.handle(), stats.handle(), dzh.handle(), s, s.n,
+                              Where::cuda);
+    const auto got = stats.read();
+    EXPECT_NEAR(got[0], want.stats[0], 1e-4f * (1.0f + std::fabs(want.stats[0])));
+    EXPECT_EQ(got[1], want.stats[1]);
+    testing::expect_near(dzh.read(), want.dz, 1e-5f / float(s.n));
+  }
+  EXPECT_GE(testing::count_tasks().cuda_tasks, int(std::size(kShapes)));
+}
+
 // Sub-batches alternate between CUDA and CPU workers and reduce into one stats vector: it holds
 // the whole batch's loss and count, and the gradients are the whole batch's.
 TEST_P(SoftmaxXentCudaTest, SubBatchesOnBothKindsOfWorker) {
