@@ -80,13 +80,15 @@ std::vector<MicroBatch> cut_batch(const TrainConfig &config, int cpu_workers) {
     throw std::invalid_argument(split.describe() + " leaves no sample of the batch (" +
                                 std::to_string(batch) + ") to the CUDA workers");
   // Beside the GPU the step waits for the slowest CPU chain, so the CPU samples spread over every
-  // CPU worker, in chains of a quarter of cpu_chain_samples or more: under the H200's MPS cap,
-  // MNIST lenet's samples:96 ran 7 chains of 13-14 samples that ended 3.1 ms into a step whose
-  // GPU part ended at 2.3 ms, with 8 of 15 CPU workers idle (perf/results/h200-2026-12-03-u).
+  // CPU worker but the one loading batches (pin_cpu_chains), in chains of a quarter of
+  // cpu_chain_samples or more: under the H200's MPS cap, MNIST lenet's samples:96 ran 7 chains of
+  // 13-14 samples that ended 3.1 ms into a step whose GPU part ended at 2.3 ms, with 8 of 15 CPU
+  // workers idle (perf/results/h200-2026-12-03-u).
   size_t cpu_parts = size_t(split.cpu_micro_batches);
   if (cpu_parts == 0)
-    cpu_parts = size_t(choose_micro_batches(0, {cpu_workers, 0}, on_cpu, Where::cpu,
-                                            split_chain_samples(config.cpu_chain_samples)));
+    cpu_parts =
+        size_t(choose_micro_batches(0, {std::max(1, cpu_workers - 1), 0}, on_cpu, Where::cpu,
+                                    split_chain_samples(config.cpu_chain_samples)));
   if (cpu_parts > on_cpu)
     throw std::invalid_argument(split.describe() + ": more CPU micro-batches than samples");
   cut.push_back({start, batch - on_cpu, std::nullopt});
@@ -120,14 +122,23 @@ void pin_cpu_chains(std::vector<MicroBatch> &cut, const ParameterSet &params,
   const bool plan_on_cpu =
       pin_plan && params.home() == Where::cpu && convs_whole_on_cpu(params, spec);
   std::vector<MicroBatch *> chains;
+  bool beside_gpu_part = false;
   for (MicroBatch &m : cut) {
     const bool placed_on_cpu =
         m.placement && m.placement->home == Where::cpu && m.placement->convs_at_home;
-    if (placed_on_cpu || (!m.placement && plan_on_cpu)) chains.push_back(&m);
+    if (placed_on_cpu || (!m.placement && plan_on_cpu))
+      chains.push_back(&m);
+    else
+      beside_gpu_part = true;
   }
-  if (chains.size() < 2 || chains.size() > size_t(std::max(0, cpu_workers))) return;
+  // Beside a GPU part the chains leave CPU worker 0 free for the batches' loading tasks, which
+  // the GPU waits for: with a chain on every CPU worker, MNIST lenet b256's samples:128 under the
+  // MPS cap began its GPU tasks 2.4 ms (median) after the previous update, against 0.13 ms with
+  // 8 of 15 workers free (perf/results/h200-2026-12-03-u, -v).
+  const int first = beside_gpu_part ? 1 : 0;
+  if (chains.size() < 2 || chains.size() > size_t(std::max(0, cpu_workers - first))) return;
   for (size_t k = 0; k < chains.size(); ++k)
-    chains[k]->placement = NetworkPlacement{cpu_worker(int(k)), true};
+    chains[k]->placement = NetworkPlacement{cpu_worker(first + int(k)), true};
 }
 
 Trainer::Trainer(const NetworkSpec &spec, ParameterSet &params, const Dataset &train,

@@ -97,9 +97,9 @@ std::vector<MicroBatch> cut_batch(const TrainConfig &config, int cpu_workers);
 
 // With 2 .. cpu_workers micro-batches that run on the CPU alone (placed there with every op, or
 // following a plan whose home is the CPU and whose convolutions are whole CPU layers), gives the
-// k-th of them CPU worker k (cpu_worker()) as `mode` says (automatic: the placed ones, a sample
-// split's, and a whole-CPU plan's when there are `cuda_workers`); leaves the cut as it is
-// otherwise.
+// k-th of them CPU worker k (cpu_worker()), or k + 1 beside a micro-batch of the GPU's (worker 0
+// loads the batches), as `mode` says (automatic: the placed ones, a sample split's, and a
+// whole-CPU plan's when there are `cuda_workers`); leaves the cut as it is otherwise.
 void pin_cpu_chains(std::vector<MicroBatch> &cut, const ParameterSet &params,
                     const NetworkSpec &spec, int cpu_workers, CpuChains mode = CpuChains::pinned,
                     int cuda_workers = 0);
