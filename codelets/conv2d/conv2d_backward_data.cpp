@@ -3,6 +3,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "codelets/conv2d/conv2d_task_support.h"
 #include "codelets/conv2d/direct_conv.h"
@@ -61,12 +62,13 @@ starpu_codelet conv2d_backward_data_codelet = make_codelet(
 void submit_conv2d_backward_data(starpu_data_handle_t w, starpu_data_handle_t dy,
                                  starpu_data_handle_t dx, const Conv2dShape &shape,
                                  GradientAccess access, Where where, int priority,
-                                 uint32_t first_sample) {
+                                 uint32_t first_sample, starpu_data_handle_t col) {
   const Conv2dGradientArgs args{shape, access};
-  const ColScratch col(shape);
+  std::optional<ColScratch> own;
+  if (!col) col = own.emplace(shape).handle();
   insert_task(conv2d_backward_data_codelet, "conv2d_backward_data", where, priority, STARPU_R, w,
-              STARPU_R, dy, gradient_access_mode(access), dx, STARPU_SCRATCH, col.handle(),
-              STARPU_VALUE, &args, sizeof(args), STARPU_VALUE, &first_sample, sizeof(first_sample));
+              STARPU_R, dy, gradient_access_mode(access), dx, STARPU_SCRATCH, col, STARPU_VALUE,
+              &args, sizeof(args), STARPU_VALUE, &first_sample, sizeof(first_sample));
 }
 
 }  // namespace starcnn

@@ -24,11 +24,11 @@ extern starpu_codelet conv2d_backward_data_codelet;
 // value unless it was zeroed (submit_zero_fill) or invalidated (starpu_data_invalidate_submit).
 // A sample block: dx holds a larger batch, the task works on samples [first_sample, first_sample +
 // shape.n) of it and dy holds just those; a block's dx must be accumulated (it writes no other
-// sample).
+// sample). `col` as for submit_conv2d_backward_filter.
 void submit_conv2d_backward_data(starpu_data_handle_t w, starpu_data_handle_t dy,
                                  starpu_data_handle_t dx, const Conv2dShape &shape,
                                  GradientAccess access = GradientAccess::accumulate,
                                  Where where = Where::any, int priority = 0,
-                                 uint32_t first_sample = 0);
+                                 uint32_t first_sample = 0, starpu_data_handle_t col = nullptr);
 
 }  // namespace starcnn

@@ -3,6 +3,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "codelets/conv2d/conv2d_task_support.h"
 #include "codelets/conv2d/direct_conv.h"
@@ -77,13 +78,14 @@ starpu_codelet conv2d_backward_filter_codelet = make_codelet(
 void submit_conv2d_backward_filter(starpu_data_handle_t x, starpu_data_handle_t dy,
                                    starpu_data_handle_t dw, starpu_data_handle_t db,
                                    const Conv2dShape &shape, GradientAccess access, Where where,
-                                   int priority, uint32_t first_sample) {
+                                   int priority, uint32_t first_sample, starpu_data_handle_t col) {
   const Conv2dGradientArgs args{shape, access};
   const starpu_data_access_mode mode = gradient_access_mode(access);
-  const ColScratch col(shape);
+  std::optional<ColScratch> own;
+  if (!col) col = own.emplace(shape).handle();
   insert_task(conv2d_backward_filter_codelet, "conv2d_backward_filter", where, priority, STARPU_R,
-              x, STARPU_R, dy, mode, dw, mode, db, STARPU_SCRATCH, col.handle(), STARPU_VALUE,
-              &args, sizeof(args), STARPU_VALUE, &first_sample, sizeof(first_sample));
+              x, STARPU_R, dy, mode, dw, mode, db, STARPU_SCRATCH, col, STARPU_VALUE, &args,
+              sizeof(args), STARPU_VALUE, &first_sample, sizeof(first_sample));
 }
 
 }  // namespace starcnn

@@ -24,12 +24,13 @@ extern starpu_codelet conv2d_backward_filter_codelet;
 // the sum includes their previous value unless they were zeroed or invalidated first.
 // A sample block: x holds a larger batch, the task works on samples [first_sample, first_sample +
 // shape.n) of it and dy holds just those; the blocks' shares of dw and db are summed with
-// GradientAccess::accumulate.
+// GradientAccess::accumulate. `col`: a ColScratch of the shape (conv2d_task_support.h) that the
+// layer's tasks share; null registers one for this task alone.
 void submit_conv2d_backward_filter(starpu_data_handle_t x, starpu_data_handle_t dy,
                                    starpu_data_handle_t dw, starpu_data_handle_t db,
                                    const Conv2dShape &shape,
                                    GradientAccess access = GradientAccess::overwrite,
                                    Where where = Where::any, int priority = 0,
-                                   uint32_t first_sample = 0);
+                                   uint32_t first_sample = 0, starpu_data_handle_t col = nullptr);
 
 }  // namespace starcnn

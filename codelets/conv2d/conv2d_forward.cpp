@@ -3,6 +3,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "codelets/conv2d/conv2d_task_support.h"
 #include "codelets/conv2d/direct_conv.h"
@@ -56,11 +57,12 @@ starpu_codelet conv2d_forward_codelet = make_codelet(
 
 void submit_conv2d_forward(starpu_data_handle_t x, starpu_data_handle_t w, starpu_data_handle_t b,
                            starpu_data_handle_t y, const Conv2dShape &shape, Where where,
-                           int priority, uint32_t first_sample) {
-  const ColScratch col(shape);
+                           int priority, uint32_t first_sample, starpu_data_handle_t col) {
+  std::optional<ColScratch> own;
+  if (!col) col = own.emplace(shape).handle();
   insert_task(conv2d_forward_codelet, "conv2d_forward", where, priority, STARPU_R, x, STARPU_R, w,
-              STARPU_R, b, STARPU_W, y, STARPU_SCRATCH, col.handle(), STARPU_VALUE, &shape,
-              sizeof(shape), STARPU_VALUE, &first_sample, sizeof(first_sample));
+              STARPU_R, b, STARPU_W, y, STARPU_SCRATCH, col, STARPU_VALUE, &shape, sizeof(shape),
+              STARPU_VALUE, &first_sample, sizeof(first_sample));
 }
 
 }  // namespace starcnn

@@ -21,9 +21,11 @@ void conv2d_forward_cuda(const Conv2dShape &shape, const float *x, const float *
 extern starpu_codelet conv2d_forward_codelet;
 
 // CUDA workers need prepare_conv2d(shape) first. A sample block: x holds a larger batch, of which
-// the task convolves samples [first_sample, first_sample + shape.n) into y.
+// the task convolves samples [first_sample, first_sample + shape.n) into y. `col` as for
+// submit_conv2d_backward_filter.
 void submit_conv2d_forward(starpu_data_handle_t x, starpu_data_handle_t w, starpu_data_handle_t b,
                            starpu_data_handle_t y, const Conv2dShape &shape,
-                           Where where = Where::any, int priority = 0, uint32_t first_sample = 0);
+                           Where where = Where::any, int priority = 0, uint32_t first_sample = 0,
+                           starpu_data_handle_t col = nullptr);
 
 }  // namespace starcnn

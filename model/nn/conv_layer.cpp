@@ -61,7 +61,11 @@ ConvLayer::ConvLayer(const Conv2dShape &whole, Parameter &weight, Parameter &bia
       piece_grads_.emplace_back(shape, weight.name() + ".dout" + std::to_string(t));
     }
   }
-  for (const PartTask &task : tasks_) prepare_conv2d(task_shape(task));
+  for (const PartTask &task : tasks_) {
+    prepare_conv2d(task_shape(task));
+    if (fusion == ConvFusion::none)
+      task_cols_.push_back(std::make_unique<ColScratch>(task_shape(task)));
+  }
 }
 
 Conv2dShape ConvLayer::task_shape(const PartTask &task) const {
@@ -110,7 +114,7 @@ void ConvLayer::forward(const Tensor &input) {
     submit_conv2d_forward(input.handle(), weight_.value(task.part).handle(),
                           bias_.value(task.part).handle(),
                           is_whole() ? output_.handle() : pieces_[t].handle(), task_shape(task),
-                          task.where, 0, task.first_sample);
+                          task.where, 0, task.first_sample, task_cols_[t]->handle());
   }
   if (!is_whole()) submit_merge(handles_of(pieces_), output_.handle(), merge_, where_);
 }
@@ -134,12 +138,14 @@ void ConvLayer::backward(const Tensor &input, const Tensor &output_grad, bool ne
                               conv_block_pool(whole_), where);
     else
       submit_relu_backward(output_.handle(), output_grad.handle(), conv_out_grad_.handle(), where);
-    submit_conv2d_backward_filter(
-        input.handle(), conv_out_grad_.handle(), weight_.grad(0, grad_slot_).handle(),
-        bias_.grad(0, grad_slot_).handle(), whole_, GradientAccess::overwrite, where);
+    submit_conv2d_backward_filter(input.handle(), conv_out_grad_.handle(),
+                                  weight_.grad(0, grad_slot_).handle(),
+                                  bias_.grad(0, grad_slot_).handle(), whole_,
+                                  GradientAccess::overwrite, where, 0, 0, col_->handle());
     if (need_input_grad)
       submit_conv2d_backward_data(weight_.value(0).handle(), conv_out_grad_.handle(),
-                                  input_grad_.handle(), whole_, GradientAccess::overwrite, where);
+                                  input_grad_.handle(), whole_, GradientAccess::overwrite, where, 0,
+                                  0, col_->handle());
     return;
   }
   if (!is_whole()) submit_split(output_grad.handle(), handles_of(piece_grads_), merge_, where_);
@@ -155,15 +161,15 @@ void ConvLayer::backward(const Tensor &input, const Tensor &output_grad, bool ne
     const Tensor &dy = is_whole() ? output_grad : piece_grads_[t];
     const GradientAccess access =
         blocked(task.part) ? GradientAccess::accumulate : GradientAccess::overwrite;
-    submit_conv2d_backward_filter(input.handle(), dy.handle(),
-                                  weight_.grad(task.part, grad_slot_).handle(),
-                                  bias_.grad(task.part, grad_slot_).handle(), task_shape(task),
-                                  access, task.where, 0, task.first_sample);
+    submit_conv2d_backward_filter(
+        input.handle(), dy.handle(), weight_.grad(task.part, grad_slot_).handle(),
+        bias_.grad(task.part, grad_slot_).handle(), task_shape(task), access, task.where, 0,
+        task.first_sample, task_cols_[t]->handle());
     if (need_input_grad)
       submit_conv2d_backward_data(
           weight_.value(task.part).handle(), dy.handle(), input_grad_.handle(), task_shape(task),
           is_whole() ? GradientAccess::overwrite : GradientAccess::accumulate, task.where, 0,
-          task.first_sample);
+          task.first_sample, task_cols_[t]->handle());
   }
 }
 

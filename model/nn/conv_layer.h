@@ -53,6 +53,10 @@ class ConvLayer : public Layer {
   // of the convolution's output, and the im2col scratch its tasks share.
   Tensor conv_out_, argmax_, conv_out_grad_;
   std::unique_ptr<ColScratch> col_;
+  // An unfused layer's: each task's im2col scratch, registered once (a scratch registered per
+  // task cost StarPU an unregister and two acquire tasks each, and those count in the trainer's
+  // window of submitted tasks).
+  std::vector<std::unique_ptr<ColScratch>> task_cols_;
 };
 
 }  // namespace starcnn

@@ -35,7 +35,12 @@ struct TrainConfig {
   size_t log_every = 100;  // steps between loss readings
   size_t eval_batch = 1000;
   size_t eval_slots = 0;  // networks evaluating batches at once (0: see default_evaluator_slots)
-  int steps_in_flight = 2;
+  // Steps submitted ahead of the workers, counted in the first step's tasks: StarPU's own
+  // (dependency sync tasks, reductions) count too, so the window holds a little less. With 2,
+  // a sample split of 15 CPU chains (243 tasks, plus 90 of StarPU's) ran with its next step
+  // submitted only after its update, leaving the GPU idle ~2.5 ms a step under the MPS cap
+  // (perf/results/h200-2026-12-03-w).
+  int steps_in_flight = 3;
   // Each step's batch is cut into this many micro-batches, each through its own copy of the
   // network's activations, with the parameter gradients summed (STARPU_REDUX): the same step,
   // as parallel task chains for the workers to share.
