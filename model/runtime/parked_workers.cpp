@@ -13,6 +13,7 @@ namespace starcnn {
 namespace {
 
 std::atomic<int> parked{0};
+std::atomic<bool> contexts_made{false};
 constexpr unsigned kGlobalContext = 0;  // StarPU's initial context, which tasks go to by default
 
 struct Work {
@@ -65,6 +66,14 @@ int parked_cpu_workers() {
   return parked.load();
 }
 
+bool holds_parking_contexts() {
+  return contexts_made.load();
+}
+
+void forget_parking_contexts() {
+  contexts_made = false;
+}
+
 void run_with_cpu_workers_parked(int keep, const std::function<void()> &work) {
   if (keep < 1) throw std::invalid_argument("at least one CPU worker must stay awake");
   std::vector<int> cpu(STARPU_NMAXWORKERS);
@@ -87,6 +96,7 @@ void run_with_cpu_workers_parked(int keep, const std::function<void()> &work) {
   // context whose workers belong to another (sched_ctx_list.c), so both live until shutdown.
   const auto setup_start = std::chrono::steady_clock::now();
   const starpu_sched_policy *policy = starpu_sched_ctx_get_sched_policy(kGlobalContext);
+  contexts_made = true;
   const unsigned sleeping =
       starpu_sched_ctx_create(sleepers.data(), int(sleepers.size()), "starcnn-parked",
                               STARPU_SCHED_CTX_POLICY_NAME, "eager", 0);

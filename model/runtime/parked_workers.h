@@ -18,4 +18,11 @@ void run_with_cpu_workers_parked(int keep, const std::function<void()> &work);
 // CPU workers asleep now (0 outside run_with_cpu_workers_parked).
 int parked_cpu_workers();
 
+// Whether this StarPU instance holds parking's scheduling contexts (a run_with_cpu_workers_parked
+// call that parked anyone since the last forget_parking_contexts). Their workers then belong to
+// several contexts for the rest of the run; restart_for_plan restarts StarPU rather than train
+// the chosen plan that way. Runtime forgets them when it starts StarPU.
+bool holds_parking_contexts();
+void forget_parking_contexts();
+
 }  // namespace starcnn

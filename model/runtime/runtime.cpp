@@ -1,5 +1,6 @@
 #include "model/runtime/runtime.h"
 
+#include "model/runtime/parked_workers.h"
 #include "model/runtime/starpu_env.h"
 
 #include "codelets/support/codelet_runtime.h"
@@ -49,6 +50,7 @@ Runtime::Runtime(const RuntimeOptions &options) {
                              "): starcnn needs one, which loads the batches");
   }
   start_codelet_resources();
+  forget_parking_contexts();  // a new StarPU has none
 }
 
 Runtime::~Runtime() {

@@ -109,7 +109,8 @@ int cpu_workers_for_plan(const NetworkSpec &spec, const std::string &plan,
 bool restart_for_plan(std::optional<Runtime> &runtime, RuntimeOptions options,
                       const NetworkSpec &spec, const std::string &plan) {
   options.ncpu = cpu_workers_for_plan(spec, plan, runtime->workers());
-  if (options.ncpu < 0) return false;
+  // Also after the search parked workers: its contexts would outlive it (parked_workers.h).
+  if (options.ncpu < 0 && !holds_parking_contexts()) return false;
   runtime.reset();
   runtime.emplace(options);
   return true;

@@ -89,8 +89,8 @@ int cpu_workers_for_plan(const NetworkSpec &spec, const std::string &plan,
                          const MachineWorkers &workers);
 
 // Restarts `runtime` with `options` and the CPU workers cpu_workers_for_plan asks for, when it
-// asks for a number; returns whether it did (train and train_benchmark's cpu+gpu run auto's
-// choice this way).
+// asks for a number or when parking's contexts remain (holds_parking_contexts); returns whether
+// it did (train and train_benchmark's cpu+gpu run auto's choice this way).
 bool restart_for_plan(std::optional<Runtime> &runtime, RuntimeOptions options,
                       const NetworkSpec &spec, const std::string &plan);
 

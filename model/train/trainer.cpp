@@ -40,10 +40,6 @@ int choose_micro_batches(long requested, const MachineWorkers &workers, size_t b
                                                   batch / std::max<size_t>(1, min_samples))));
 }
 
-size_t split_chain_samples(size_t cpu_chain_samples) {
-  return std::max<size_t>(1, cpu_chain_samples / 4);
-}
-
 MicroBatchShare micro_batch_share(const MachineWorkers &workers, size_t batch, int micro_batches) {
   const size_t micro = size_t(std::max(1, micro_batches));
   MicroBatchShare share;
@@ -79,16 +75,15 @@ std::vector<MicroBatch> cut_batch(const TrainConfig &config, int cpu_workers) {
   if (on_cpu >= batch)
     throw std::invalid_argument(split.describe() + " leaves no sample of the batch (" +
                                 std::to_string(batch) + ") to the CUDA workers");
-  // Beside the GPU the step waits for the slowest CPU chain, so the CPU samples spread over every
-  // CPU worker but the one loading batches (pin_cpu_chains), in chains of a quarter of
-  // cpu_chain_samples or more: under the H200's MPS cap, MNIST lenet's samples:96 ran 7 chains of
-  // 13-14 samples that ended 3.1 ms into a step whose GPU part ended at 2.3 ms, with 8 of 15 CPU
-  // workers idle (perf/results/h200-2026-12-03-u).
+  // Chains of cpu_chain_samples or more, on every CPU worker but the one loading batches
+  // (pin_cpu_chains). Shorter chains on more workers lost: under the H200's MPS cap lenet b256's
+  // samples:96 took 3.47 ms as 12 chains of 8 (call u), 3.99-4.80 as 14-15 chains of 6-7 (calls
+  // v, x): each of a chain's ~14 tasks waits 0.1-0.2 ms for the previous one on its worker, and
+  // more busy workers leave fewer cores to the submitting thread (perf/results/h200-2026-12-03-x).
   size_t cpu_parts = size_t(split.cpu_micro_batches);
   if (cpu_parts == 0)
-    cpu_parts =
-        size_t(choose_micro_batches(0, {std::max(1, cpu_workers - 1), 0}, on_cpu, Where::cpu,
-                                    split_chain_samples(config.cpu_chain_samples)));
+    cpu_parts = size_t(choose_micro_batches(0, {std::max(1, cpu_workers - 1), 0}, on_cpu,
+                                            Where::cpu, config.cpu_chain_samples));
   if (cpu_parts > on_cpu)
     throw std::invalid_argument(split.describe() + ": more CPU micro-batches than samples");
   cut.push_back({start, batch - on_cpu, std::nullopt});

@@ -47,10 +47,11 @@ struct TrainConfig {
   int micro_batches = 1;
   // The sample split (partition/split_plan.h): cpu_samples > 0 replaces micro_batches by one
   // micro-batch of the other samples on the CUDA workers and cpu_micro_batches (0: one per CPU
-  // worker, of split_chain_samples() or more) on the CPU workers, every op of each on its side.
+  // worker but the first, of cpu_chain_samples or more) on the CPU workers, every op of each on
+  // its side.
   SampleSplit samples;
-  // The fewest samples of a CPU chain where the chain count is chosen (micro_batches 0; a sample
-  // split's cpu_micro_batches 0 takes a quarter): min_samples_per_cpu_chain() of the network.
+  // The fewest samples of a CPU chain where the chain count is chosen (micro_batches 0, a sample
+  // split's cpu_micro_batches 0): min_samples_per_cpu_chain() of the network.
   size_t cpu_chain_samples = 16;
   // Each micro-batch whose every op runs on the CPU workers (a sample split's CPU chains, or the
   // micro-batches of a whole-CPU plan) pinned to a CPU worker of its own when there are enough:
@@ -83,11 +84,6 @@ struct TrainConfig {
 // overhead); a GPU runs a whole batch best.
 int choose_micro_batches(long requested, const MachineWorkers &workers, size_t batch,
                          Where home = Where::any, size_t min_samples = 16);
-
-// The fewest samples of a sample split's CPU chain (cpu_micro_batches 0): a quarter of a whole-CPU
-// plan's `cpu_chain_samples`, at least 1, since beside a GPU a chain's latency counts more than
-// its tasks' overhead.
-size_t split_chain_samples(size_t cpu_chain_samples);
 
 // The micro-batches of a step: where each starts in the batch, its size, and where it runs
 // (nullopt: as the parameter set's plan says).

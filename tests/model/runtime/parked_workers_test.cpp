@@ -76,6 +76,18 @@ TEST_P(ParkedWorkersTest, TasksRunOnTheAwakeWorkerAlone) {
   EXPECT_EQ(run_tasks(4, cpu_worker(1)), std::set<int>{cpu_worker(1)});
 }
 
+// Parking leaves contexts behind until StarPU restarts; keeping every worker awake makes none.
+TEST_P(ParkedWorkersTest, ParkingContextsLastUntilStarpuRestarts) {
+  EXPECT_FALSE(holds_parking_contexts());
+  run_with_cpu_workers_parked(2, [] {});  // nobody parked
+  EXPECT_FALSE(holds_parking_contexts());
+  run_with_cpu_workers_parked(1, [] {});
+  EXPECT_TRUE(holds_parking_contexts());
+  runtime_.reset();
+  runtime_.emplace(RuntimeOptions{"", GetParam(), 0, nullptr, nullptr, 2});
+  EXPECT_FALSE(holds_parking_contexts());
+}
+
 TEST_P(ParkedWorkersTest, WorkersComeBackWhenTheWorkThrows) {
   EXPECT_THROW(run_with_cpu_workers_parked(1, [] { throw std::runtime_error("work failed"); }),
                std::runtime_error);

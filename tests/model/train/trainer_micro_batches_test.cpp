@@ -219,17 +219,15 @@ TEST(TrainerMicroBatches, CutBatchPlacesTheSampleSplit) {
     on_cpu += cut[m].size;
   }
   EXPECT_EQ(on_cpu, 70u);
-  // Chains of split_chain_samples(cpu_chain_samples) or more: 4 here, the default's quarter.
-  EXPECT_EQ(split_chain_samples(config.cpu_chain_samples), 4u);
-  config.samples.cpu_samples = 40;  // fewer than 4 samples per worker: fewer chains
-  EXPECT_EQ(cut_batch(config, 16).size(), 1u + 10u);
-  config.samples.cpu_samples = 64;  // one chain per worker but the first
-  EXPECT_EQ(cut_batch(config, 16).size(), 1u + 15u);
-  config.cpu_chain_samples = 13;  // MNIST lenet's: chains of 3 or more
+  // Chains of cpu_chain_samples (16 by default) or more, on the CPU workers but the first.
+  config.samples.cpu_samples = 40;  // fewer than 16 samples per worker: fewer chains
+  EXPECT_EQ(cut_batch(config, 16).size(), 1u + 2u);
+  config.samples.cpu_samples = 120;
+  EXPECT_EQ(cut_batch(config, 16).size(), 1u + 7u);
+  config.cpu_chain_samples = 8;  // lenet's on 3x32x32: samples:96 runs 12 chains of 8
   config.samples.cpu_samples = 96;
-  EXPECT_EQ(cut_batch(config, 15).size(), 1u + 14u);
-  config.samples.cpu_samples = 20;
-  EXPECT_EQ(cut_batch(config, 15).size(), 1u + 6u);
+  EXPECT_EQ(cut_batch(config, 15).size(), 1u + 12u);
+  EXPECT_EQ(cut_batch(config, 8).size(), 1u + 7u);  // at most one per worker but the first
   config.cpu_chain_samples = 16;
   config.samples.cpu_samples = 6;  // one chain however few
   EXPECT_EQ(cut_batch(config, 16).size(), 1u + 1u);
