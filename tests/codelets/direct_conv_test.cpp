@@ -34,59 +34,61 @@ std::vector<float> scratch_for(const Conv2dShape &s) {
   return std::vector<float>(direct_conv_scratch_floats(s), -3.0f);
 }
 
-TEST(DirectConv, ForwardMatchesReference) {
-  uint32_t seed = 100;
+// check(shape, problem) for a random problem of each shape.
+template <typename Check>
+void for_each_problem(uint32_t seed, Check check) {
   for (const Conv2dShape &s : direct_shapes()) {
     SCOPED_TRACE(testing::describe(s));
-    const testing::ConvProblem p = testing::random_problem(s, seed += 10);
-    std::vector<float> scratch = scratch_for(s), y(s.y_count(), -7.0f);
-    direct_conv_forward(s, p.x.data(), p.w.data(), p.b.data(), y.data(), scratch.data());
-    testing::expect_close(y, testing::reference_forward(s, p.x, p.w, p.b));
+    check(s, testing::random_problem(s, seed += 10));
   }
 }
 
+TEST(DirectConv, ForwardMatchesReference) {
+  for_each_problem(100, [](const Conv2dShape &s, const testing::ConvProblem &p) {
+    std::vector<float> scratch = scratch_for(s), y(s.y_count(), -7.0f);
+    direct_conv_forward(s, p.x.data(), p.w.data(), p.b.data(), y.data(), scratch.data());
+    testing::expect_close(y, testing::reference_forward(s, p.x, p.w, p.b));
+  });
+}
+
 TEST(DirectConv, FilterGradientMatchesReferenceAndAccumulates) {
-  uint32_t seed = 200;
-  for (const Conv2dShape &s : direct_shapes())
+  for_each_problem(200, [](const Conv2dShape &s, const testing::ConvProblem &p) {
+    const std::vector<double> want_dw = testing::reference_backward_filter(s, p.x, p.r);
+    const std::vector<double> want_db = testing::reference_backward_bias(s, p.r);
+    std::vector<double> twice_dw(want_dw), twice_db(want_db);
+    for (double &v : twice_dw) v *= 2;
+    for (double &v : twice_db) v *= 2;
     // The least scratch, and room for every sample at once (their sums cross lanes once).
     for (size_t room : {size_t(1), size_t(s.n)}) {
-      SCOPED_TRACE(testing::describe(s) + " scratch x" + std::to_string(room));
-      const testing::ConvProblem p = testing::random_problem(s, seed += 10);
+      SCOPED_TRACE("scratch x" + std::to_string(room));
       std::vector<float> scratch(direct_conv_scratch_floats(s) * room, -3.0f);
       std::vector<float> dw(s.w_count(), -7.0f), db(s.b_count(), -7.0f);
       direct_conv_backward_filter(s, p.x.data(), p.r.data(), dw.data(), db.data(), scratch.data(),
                                   scratch.size(), false);
-      const std::vector<double> want_dw = testing::reference_backward_filter(s, p.x, p.r);
-      const std::vector<double> want_db = testing::reference_backward_bias(s, p.r);
       testing::expect_close(dw, want_dw);
       testing::expect_close(db, want_db);
       // Accumulating adds the same gradient again.
       direct_conv_backward_filter(s, p.x.data(), p.r.data(), dw.data(), db.data(), scratch.data(),
                                   scratch.size(), true);
-      std::vector<double> twice_dw(want_dw), twice_db(want_db);
-      for (double &v : twice_dw) v *= 2;
-      for (double &v : twice_db) v *= 2;
       testing::expect_close(dw, twice_dw);
       testing::expect_close(db, twice_db);
     }
+  });
 }
 
 TEST(DirectConv, DataGradientMatchesReferenceAndAccumulates) {
-  uint32_t seed = 300;
-  for (const Conv2dShape &s : direct_shapes()) {
-    SCOPED_TRACE(testing::describe(s));
-    const testing::ConvProblem p = testing::random_problem(s, seed += 10);
+  for_each_problem(300, [](const Conv2dShape &s, const testing::ConvProblem &p) {
     std::vector<float> scratch = scratch_for(s), dx(s.x_count(), -7.0f);
     direct_conv_backward_data(s, p.w.data(), p.r.data(), dx.data(), scratch.data(), false);
     const std::vector<double> want = testing::reference_backward_data(s, p.w, p.r);
     testing::expect_close(dx, want);
-    const std::vector<float> start = testing::random_floats(s.x_count(), seed + 1);
+    const std::vector<float> start = testing::random_floats(s.x_count(), 7);
     std::vector<float> sum(start);
     direct_conv_backward_data(s, p.w.data(), p.r.data(), sum.data(), scratch.data(), true);
     std::vector<double> want_sum(want);
     for (size_t j = 0; j < want_sum.size(); ++j) want_sum[j] += start[j];
     testing::expect_close(sum, want_sum);
-  }
+  });
 }
 
 // The dispatch: lenet's conv1 takes every direct kernel, conv2 all but dX's, and strided,

@@ -57,7 +57,7 @@ CpuResults cpu_results(const std::vector<float> &z, const std::vector<int32_t> &
 const SoftmaxXentShape kShapes[] = {{1, 1},     {1, 10},   {7, 3},     {256, 10},
                                     {33, 1000}, {5, 4099}, {600000, 2}};
 
-TEST_P(SoftmaxXentCudaTest, ForwardAndBackwardOnCudaMatchCpu) {
+TEST_P(SoftmaxXentCudaTest, TasksOnCudaMatchCpu) {
   uint32_t seed = 1;
   for (const SoftmaxXentShape &s : kShapes) {
     SCOPED_TRACE("n=" + std::to_string(s.n) + " classes=" + std::to_string(s.classes));
@@ -66,45 +66,32 @@ TEST_P(SoftmaxXentCudaTest, ForwardAndBackwardOnCudaMatchCpu) {
     const auto labels = random_labels(s.n, s.classes, ++seed);
     const CpuResults want = cpu_results(z, labels, s);
 
-    RegisteredVector zh(z), dzh(size, -7.0f);
-    RegisteredIntVector lh(labels);
-    Stats stats;
-    submit_softmax_xent_forward(zh.handle(), lh.handle(), stats.handle(), s, Where::cuda);
-    submit_softmax_xent_backward(zh.handle(), lh.handle(), dzh.handle(), s, s.n, Where::cuda);
-    const auto got = stats.read();
-    EXPECT_NEAR(got[0], want.stats[0], 1e-4f * (1.0f + std::fabs(want.stats[0])));
-    EXPECT_EQ(got[1], want.stats[1]);
-    testing::expect_near(dzh.read(), want.dz, 1e-5f / float(s.n));
+    // The two tasks, then the training step's fused one.
+    for (bool fused : {false, true}) {
+      SCOPED_TRACE(fused ? "softmax_xent_train" : "forward and backward");
+      RegisteredVector zh(z), dzh(size, -7.0f);
+      RegisteredIntVector lh(labels);
+      Stats stats;
+      if (fused) {
+        submit_softmax_xent_train(zh.handle(), lh.handle(), stats.handle(), dzh.handle(), s, s.n,
+                                  Where::cuda);
+      } else {
+        submit_softmax_xent_forward(zh.handle(), lh.handle(), stats.handle(), s, Where::cuda);
+        submit_softmax_xent_backward(zh.handle(), lh.handle(), dzh.handle(), s, s.n, Where::cuda);
+      }
+      const auto got = stats.read();
+      EXPECT_NEAR(got[0], want.stats[0], 1e-4f * (1.0f + std::fabs(want.stats[0])));
+      EXPECT_EQ(got[1], want.stats[1]);
+      testing::expect_near(dzh.read(), want.dz, 1e-5f / float(s.n));
+    }
   }
-  // Every forward and backward ran on a CUDA worker; the reduction's add tasks (at most one per
-  // read) may run on either kind.
+  // Every forward, backward and fused task ran on a CUDA worker; the reduction's add tasks (at
+  // most one per read) may run on either kind.
   const testing::WorkerCounts counts = testing::count_tasks();
-  EXPECT_GE(counts.cuda_tasks, 2 * int(std::size(kShapes)));
-  EXPECT_LE(counts.cpu_tasks, int(std::size(kShapes)));
+  EXPECT_GE(counts.cuda_tasks, 3 * int(std::size(kShapes)));
+  EXPECT_LE(counts.cpu_tasks, 2 * int(std::size(kShapes)));
   std::printf("[ softmax_xent ] %s: %d tasks on CUDA workers, %d on CPU workers\n",
               GetParam().c_str(), counts.cuda_tasks, counts.cpu_tasks);
-}
-
-// The fused training task on CUDA gives the CPU kernels' stats and dZ.
-TEST_P(SoftmaxXentCudaTest, TrainTaskOnCudaMatchesCpu) {
-  uint32_t seed = 50;
-  for (const SoftmaxXentShape &s : kShapes) {
-    SCOPED_TRACE("n=" + std::to_string(s.n) + " classes=" + std::to_string(s.classes));
-    const size_t size = size_t(s.n) * s.classes;
-    const auto z = testing::random_floats(size, ++seed, -5.0f, 5.0f);
-    const auto labels = random_labels(s.n, s.classes, ++seed);
-    const CpuResults want = cpu_results(z, labels, s);
-    RegisteredVector zh(z), dzh(size, -7.0f);
-    RegisteredIntVector lh(labels);
-    Stats stats;
-    submit_softmax_xent_train(zh.handle(), lh.handle(), stats.handle(), dzh.handle(), s, s.n,
-                              Where::cuda);
-    const auto got = stats.read();
-    EXPECT_NEAR(got[0], want.stats[0], 1e-4f * (1.0f + std::fabs(want.stats[0])));
-    EXPECT_EQ(got[1], want.stats[1]);
-    testing::expect_near(dzh.read(), want.dz, 1e-5f / float(s.n));
-  }
-  EXPECT_GE(testing::count_tasks().cuda_tasks, int(std::size(kShapes)));
 }
 
 // Sub-batches alternate between CUDA and CPU workers and reduce into one stats vector: it holds
