@@ -93,6 +93,8 @@ Network::Network(const NetworkSpec &spec, ParameterSet &params, int batch, int l
     }
   }
   if (layers_.empty()) throw std::invalid_argument(spec.source + ": the network has no layers");
+  if (fuse && place.convs_at_home && kind_of(home_) == Where::cpu && device_of(home_) >= 0)
+    chain_ = CpuChain::build(spec, params, batch_, loss_batch_, grad_slot);
   if (!spec.output().flat && spec.output().size() != spec.output().c)
     throw std::invalid_argument(spec.source + ": the network must end in class scores");
   logits_grad_ = Tensor({batch, classes_}, "dlogits");
@@ -123,6 +125,10 @@ void Network::backward(const Tensor &input, const Tensor &labels) {
 }
 
 void Network::forward_backward(const Tensor &input, const Tensor &labels, const Tensor &stats) {
+  if (chain_) {
+    chain_->submit(input, labels, stats, home_);
+    return;
+  }
   if (!fuse_) {
     forward(input, labels, stats);
     backward(input, labels);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "codelets/softmax_xent.h"
+#include "model/nn/cpu_chain.h"
 #include "model/nn/layer.h"
 #include "model/nn/network_spec.h"
 #include "model/nn/parameter_set.h"
@@ -47,7 +48,8 @@ class Network {
   // Submits the backward pass of the last forward (same input and labels).
   void backward(const Tensor &input, const Tensor &labels);
   // A training step's passes: forward, then backward, as the two calls above; a fusing network
-  // computes the loss and its gradient in one task.
+  // computes the loss and its gradient in one task, and one pinned to a CPU worker (a CPU
+  // micro-batch's chain) runs the whole pass as one task (CpuChain).
   void forward_backward(const Tensor &input, const Tensor &labels, const Tensor &stats);
   const Tensor &logits() const { return layers_.back()->output(); }
   // One line per layer, for the run's header.
@@ -61,6 +63,8 @@ class Network {
   int batch_, loss_batch_, classes_;
   Where home_;
   bool fuse_;
+  // A fusing network pinned to one CPU worker trains as one task (cpu_chain.h).
+  std::optional<CpuChain> chain_;
   std::vector<std::unique_ptr<Layer>> layers_;
   Tensor logits_grad_;
 };
