@@ -2,6 +2,7 @@
 
 #include "codelets/accumulate.h"
 #include "model/data/batch_loader.h"
+#include "model/train/chain_samples.h"
 
 #include <algorithm>
 #include <chrono>
@@ -107,13 +108,14 @@ bool convs_whole_on_cpu(const ParameterSet &params, const NetworkSpec &spec) {
 }  // namespace
 
 void pin_cpu_chains(std::vector<MicroBatch> &cut, const ParameterSet &params,
-                    const NetworkSpec &spec, int cpu_workers, CpuChains mode, int cuda_workers) {
+                    const NetworkSpec &spec, int cpu_workers, CpuChains mode) {
   if (mode == CpuChains::scheduled) return;
-  // A whole-CPU plan beside CUDA workers runs under a policy chosen for the GPU: MPS lenet b256's
-  // `cpu` candidate took 17.4 ms under dmda with its chains scheduled, 5.9 ms as cpu-only under
-  // lws (perf/results/h200-2026-12-03-u); pinned under dmda, call r measured 3.59 / 5.44 ms
-  // against lws's 3.18 / 5.18 (lenet b64 / b256).
-  const bool pin_plan = mode == CpuChains::pinned || cuda_workers > 0;
+  // A pinned chain runs as one task (CpuChain), which pays where tasks are small: lenet's CPU step
+  // under lws took 1.59 / 3.09 ms pinned against 2.68 / 4.08 scheduled (b64 / b256), wide's 81.1 /
+  // 381.4 against 70.5 / 327.5, its chains' backward filter and data no longer side by side
+  // (perf/results/h200-2026-12-03-z); beside a CUDA worker, under dmda, lenet's scheduled `cpu`
+  // candidate took 17.4 ms (call u).
+  const bool pin_plan = mode == CpuChains::pinned || min_samples_per_cpu_chain(spec) > 1;
   const bool plan_on_cpu =
       pin_plan && params.home() == Where::cpu && convs_whole_on_cpu(params, spec);
   std::vector<MicroBatch *> chains;
@@ -148,8 +150,7 @@ Trainer::Trainer(const NetworkSpec &spec, ParameterSet &params, const Dataset &t
                                 std::to_string(config.batch) + ")");
   const int cpu_workers = int(starpu_cpu_worker_get_count());
   micro_ = cut_batch(config, cpu_workers);
-  pin_cpu_chains(micro_, params, spec, cpu_workers, config.pin_cpu_chains,
-                 int(starpu_cuda_worker_get_count()));
+  pin_cpu_chains(micro_, params, spec, cpu_workers, config.pin_cpu_chains);
   const size_t micro = micro_.size();
   const bool both_kinds = config.samples.cpu_samples > 0;
   params.use_grad_slots(micro);

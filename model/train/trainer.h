@@ -21,9 +21,9 @@
 namespace starcnn {
 
 // Whether the CPU micro-batches of a step (TrainConfig::pin_cpu_chains) each run on a CPU worker
-// of their own: automatic pins them where CUDA workers run beside them (a sample split's chains,
-// or a whole-CPU plan's, under dmda or dmdas), and leaves a CPU-only run's to its scheduler (lws
-// where train picks it).
+// of their own, each as one task (CpuChain): automatic pins a sample split's chains, and a
+// whole-CPU plan's when the network's samples are small (min_samples_per_cpu_chain above 1:
+// lenet, not wide), leaving the others to the scheduler.
 enum class CpuChains { automatic, pinned, scheduled };
 
 struct TrainConfig {
@@ -54,12 +54,12 @@ struct TrainConfig {
   // split's cpu_micro_batches 0): min_samples_per_cpu_chain() of the network.
   size_t cpu_chain_samples = 16;
   // Each micro-batch whose every op runs on the CPU workers (a sample split's CPU chains, or the
-  // micro-batches of a whole-CPU plan) pinned to a CPU worker of its own when there are enough:
-  // its tasks skip the scheduler's choice and its activations stay in one core's caches, but a
-  // chain's independent tasks (a layer's backward filter and data) no longer run side by side.
-  // On the H200, for whole-CPU plans under dmda it lost 25-50% on wide and won on lenet (calls p,
-  // r); under lws it won 3 of 4 cases by 6-13%; for lenet b256's sample splits under the MPS cap
-  // it won 5 of 6 (3.71-4.72 ms against 4.00-5.21, call r): hence automatic.
+  // micro-batches of a whole-CPU plan) pinned to a CPU worker of its own when there are enough,
+  // and run there as one task (CpuChain): no scheduler choice and no hand-off between its layers,
+  // but a chain's independent work (a layer's backward filter and data) no longer runs side by
+  // side. On the H200 (call z): lenet's CPU step 0.59x / 0.76x as long pinned, wide's 1.15x /
+  // 1.16x; lenet b256's sample splits under the MPS cap 3.60-4.18 ms pinned against 3.84-4.85
+  // scheduled: hence automatic (CpuChains).
   CpuChains pin_cpu_chains = CpuChains::automatic;
   // Whole convolutions run the ReLU and maxpool after them in their own tasks (Network's fuse).
   bool fuse_layers = true;
@@ -100,10 +100,9 @@ std::vector<MicroBatch> cut_batch(const TrainConfig &config, int cpu_workers);
 // following a plan whose home is the CPU and whose convolutions are whole CPU layers), gives the
 // k-th of them CPU worker k (cpu_worker()), or k + 1 beside a micro-batch of the GPU's (worker 0
 // loads the batches), as `mode` says (automatic: the placed ones, a sample split's, and a
-// whole-CPU plan's when there are `cuda_workers`); leaves the cut as it is otherwise.
+// whole-CPU plan's of a small network, see CpuChains); leaves the cut as it is otherwise.
 void pin_cpu_chains(std::vector<MicroBatch> &cut, const ParameterSet &params,
-                    const NetworkSpec &spec, int cpu_workers, CpuChains mode = CpuChains::pinned,
-                    int cuda_workers = 0);
+                    const NetworkSpec &spec, int cpu_workers, CpuChains mode = CpuChains::pinned);
 
 // What split plans are made for when a step runs as `micro_batches` micro-batches: the largest
 // micro-batch, and the CPU workers the other micro-batches' chains leave it (cutting a CPU part

@@ -146,8 +146,8 @@ TEST_P(TrainerMicroBatchesTest, FusedLayersTrainLikeSeparateOps) {
 }
 
 // pin_cpu_chains gives the CPU chains (and only them) CPU workers 0, 1, ... (1, 2, ... beside a
-// GPU part) when there are 2 to cpu_workers of them; automatic pins a sample split's, and a CPU
-// plan's beside CUDA workers.
+// GPU part) when there are 2 to cpu_workers of them; automatic pins a sample split's, and a small
+// network's CPU plan's.
 TEST(TrainerMicroBatches, PinCpuChainsGivesEachCpuChainAWorker) {
   testing::StarpuRuntime runtime("eager", 0);
   ASSERT_TRUE(runtime.started());
@@ -165,24 +165,27 @@ TEST(TrainerMicroBatches, PinCpuChainsGivesEachCpuChainAWorker) {
     EXPECT_TRUE(cut[k].placement->convs_at_home);
   }
   const auto unpinned = [&](const ParameterSet &params, int workers, CpuChains mode,
-                            int cuda_workers = 0) {
+                            const NetworkSpec &net) {
     std::vector<MicroBatch> same = cut_batch(config, 4);
-    pin_cpu_chains(same, params, spec, workers, mode, cuda_workers);
+    pin_cpu_chains(same, params, net, workers, mode);
     for (const MicroBatch &m : same)
       if (m.placement) return false;
     return true;
   };
   const CpuChains pinned = CpuChains::pinned;
-  EXPECT_TRUE(unpinned(on_cpu, 2, pinned));                    // more chains than workers
-  EXPECT_TRUE(unpinned(on_cpu, 4, CpuChains::scheduled));      // not asked
-  EXPECT_TRUE(unpinned(on_cpu, 4, CpuChains::automatic));      // a CPU-only run's: left scheduled
-  EXPECT_FALSE(unpinned(on_cpu, 4, CpuChains::automatic, 1));  // beside a CUDA worker: pinned
-  EXPECT_TRUE(unpinned(on_cpu, 4, CpuChains::scheduled, 1));
-  EXPECT_TRUE(unpinned(ParameterSet(spec, parse_network_plan("cuda"), machine), 4, pinned));
+  EXPECT_TRUE(unpinned(on_cpu, 2, pinned, spec));                // more chains than workers
+  EXPECT_TRUE(unpinned(on_cpu, 4, CpuChains::scheduled, spec));  // not asked
+  // automatic: a small network's CPU plan pinned (its chains one task each), wide's scheduled.
+  EXPECT_FALSE(unpinned(on_cpu, 4, CpuChains::automatic, spec));
+  const NetworkSpec wide = load_network("wide");
+  EXPECT_TRUE(unpinned(ParameterSet(wide, parse_network_plan("cpu"), machine), 4,
+                       CpuChains::automatic, wide));
+  EXPECT_FALSE(unpinned(ParameterSet(wide, parse_network_plan("cpu"), machine), 4, pinned, wide));
+  EXPECT_TRUE(unpinned(ParameterSet(spec, parse_network_plan("cuda"), machine), 4, pinned, spec));
   EXPECT_TRUE(unpinned(ParameterSet(spec, parse_network_plan("cpu;conv1=2@cpu,2@cuda"), machine), 4,
-                       pinned));  // a split convolution: not every op on the CPU
+                       pinned, spec));  // a split convolution: not every op on the CPU
   config.micro_batches = 1;
-  EXPECT_TRUE(unpinned(on_cpu, 4, pinned));  // one chain: its ops may run side by side
+  EXPECT_TRUE(unpinned(on_cpu, 4, pinned, spec));  // one chain: its ops may run side by side
 
   // A sample split: its CPU chains only, pinned or automatic.
   config.samples.cpu_samples = 40;
