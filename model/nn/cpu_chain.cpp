@@ -151,14 +151,7 @@ std::optional<CpuChain> CpuChain::build(const NetworkSpec &spec, ParameterSet &p
       case LayerKind::conv:
         if (params.conv_plan(layer.name).parts.size() != 1) return std::nullopt;
         op.kind = ChainOpKind::conv;
-        op.conv = {n,
-                   uint32_t(layer.in.c),
-                   uint32_t(layer.in.h),
-                   uint32_t(layer.in.w),
-                   uint32_t(layer.out),
-                   uint32_t(layer.kernel),
-                   uint32_t(layer.stride),
-                   uint32_t(layer.pad)};
+        op.conv = conv_shape(layer, n);
         p.col_floats = std::max<uint64_t>(p.col_floats, op.conv.col_rows() * op.conv.col_cols());
         add_params(layer.name, op);
         break;

@@ -39,14 +39,7 @@ Network::Network(const NetworkSpec &spec, ParameterSet &params, int batch, int l
     const std::string where = spec.source + " line " + std::to_string(layer.line) + ": ";
     switch (layer.kind) {
       case LayerKind::conv: {
-        const Conv2dShape shape{n,
-                                uint32_t(layer.in.c),
-                                uint32_t(layer.in.h),
-                                uint32_t(layer.in.w),
-                                uint32_t(layer.out),
-                                uint32_t(layer.kernel),
-                                uint32_t(layer.stride),
-                                uint32_t(layer.pad)};
+        const Conv2dShape shape = conv_shape(layer, n);
         SplitPlan plan = params.conv_plan(layer.name);
         if (place.convs_at_home)  // one chain of a sample split: whole tasks, all on one side
           for (SplitPart &part : plan.parts) part = {part.filters, home_, 1};

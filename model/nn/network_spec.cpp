@@ -284,4 +284,15 @@ std::vector<ParameterSpec> parameter_tensors(const NetworkSpec &spec) {
   return params;
 }
 
+Conv2dShape conv_shape(const LayerSpec &layer, uint32_t n) {
+  return {n,
+          uint32_t(layer.in.c),
+          uint32_t(layer.in.h),
+          uint32_t(layer.in.w),
+          uint32_t(layer.out),
+          uint32_t(layer.kernel),
+          uint32_t(layer.stride),
+          uint32_t(layer.pad)};
+}
+
 }  // namespace starcnn

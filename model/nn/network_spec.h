@@ -12,6 +12,8 @@
 // layers fc1, fc2, ... in order of appearance, unless given name=N.
 #pragma once
 
+#include "codelets/conv2d/conv2d_shape.h"
+
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -72,5 +74,8 @@ NetworkSpec with_input_channels(const NetworkSpec &spec, int channels);
 // Parameter tensors in PyTorch state_dict order: conv1.weight [OUT,C,K,K], conv1.bias [OUT], ...,
 // fc1.weight [OUT,IN], fc1.bias [OUT], ...
 std::vector<ParameterSpec> parameter_tensors(const NetworkSpec &spec);
+
+// The convolution of a conv layer on a batch of `n` samples.
+Conv2dShape conv_shape(const LayerSpec &layer, uint32_t n);
 
 }  // namespace starcnn
