@@ -428,7 +428,13 @@ int train_network(const Options &o, const NetworkSpec &spec, const Dataset &trai
   NetworkPlanText plans = usage_errors_of("--plan", [&] { return parse_network_plan(plan_text); });
   std::optional<PlanSearch> search;
   if (is_measured_auto(plans)) {
-    search = search_plans(spec, train, config, workers);
+    PlanSearchOptions search_options;
+    if (!world.active() && o.trace.empty())  // one StarPU under MPI, one trace per run
+      search_options.restart_runtime = [&] {
+        started.reset();
+        started.emplace(RuntimeOptions{o.trace, "", -1});
+      };
+    search = search_plans(spec, train, config, workers, search_options);
     for (const std::string &line : describe(*search)) std::printf("%s\n", line.c_str());
     plans = parse_network_plan(search->plan);
   }

@@ -178,7 +178,10 @@ Result measure(const Options &o, const NetworkSpec &spec, const Dataset &data, s
   TimingOptions timing = o.timing;
   if (is_measured_auto(parse_network_plan(plan))) {
     r.search_workers = runtime->workers();
-    r.search = search_plan_for_timing(spec, data, batch, r.search_workers, timing);
+    r.search = search_plan_for_timing(spec, data, batch, r.search_workers, timing, [&] {
+      runtime.reset();
+      runtime.emplace();
+    });
     plan = r.search->plan;
     // As train does: a plan that leaves the CPU workers idle runs with one.
     restart_for_plan(runtime, RuntimeOptions{}, spec, plan);

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <utility>
 #include <vector>
 
 namespace starcnn {
@@ -107,8 +108,12 @@ TrainTiming time_training(const NetworkSpec &spec, const Dataset &data, size_t b
 }
 
 PlanSearch search_plan_for_timing(const NetworkSpec &spec, const Dataset &data, size_t batch,
-                                  const MachineWorkers &workers, TimingOptions &options) {
-  PlanSearch search = search_plans(spec, data, timing_config(spec, batch, options), workers);
+                                  const MachineWorkers &workers, TimingOptions &options,
+                                  std::function<void()> restart_runtime) {
+  PlanSearchOptions search_options;
+  search_options.restart_runtime = std::move(restart_runtime);
+  PlanSearch search =
+      search_plans(spec, data, timing_config(spec, batch, options), workers, search_options);
   for (const std::string &line : describe(search)) std::fprintf(stderr, "%s\n", line.c_str());
   options.micro_batches = chosen_micro_batches(search, options.micro_batches);
   return search;

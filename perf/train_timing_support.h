@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace starcnn {
@@ -44,9 +45,11 @@ TrainTiming time_training(const NetworkSpec &spec, const Dataset &data, size_t b
 
 // train's measured search (--plan auto) on the running StarPU, with the benchmarks' training
 // settings (options' lr and seed, momentum 0.9, a loss reading per round); prints its candidates
-// on stderr. `options.micro_batches` takes the winner's where it was 0.
+// on stderr. `options.micro_batches` takes the winner's where it was 0. `restart_runtime`:
+// PlanSearchOptions'.
 PlanSearch search_plan_for_timing(const NetworkSpec &spec, const Dataset &data, size_t batch,
-                                  const MachineWorkers &workers, TimingOptions &options);
+                                  const MachineWorkers &workers, TimingOptions &options,
+                                  std::function<void()> restart_runtime = {});
 
 // The measured search's candidates: plan, micro_batches (0: the plan's own), predicted_ms (null:
 // none) and measured_ms (null when it could not run).

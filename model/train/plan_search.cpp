@@ -156,6 +156,10 @@ PlanSearch search_plans(const NetworkSpec &spec, const Dataset &train, const Tra
 #ifdef STARPU_SIMGRID
     gpu_only = false;  // a simulated machine has no polling to avoid
 #endif
+    // MPS lenet b256's sample splits measured 3.5-7.4 ms after the parked cuda candidate against
+    // 3.6-4.2 ms run alone (perf/results/h200-2026-12-03-z): a fresh StarPU leaves the contexts.
+    if (!(gpu_only && workers.cpu > 1) && holds_parking_contexts() && options.restart_runtime)
+      options.restart_runtime();
     try {
       if (gpu_only && workers.cpu > 1)
         run_with_cpu_workers_parked(1, measure);

@@ -25,6 +25,7 @@
 #include "model/train/trainer.h"
 #include "partition/split_plan.h"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,6 +42,10 @@ struct PlanSearchOptions {
   // the GPU alone (beyond it, the CPU's share of the ideal step is under 1/(1 + ratio)).
   double max_cpu_slowdown = 12.0;
   int filter_candidates = 9;  // CPU shares per layer the filter chooser calibrates and weighs
+  // Restarts StarPU (same workers): called before a candidate that runs on every worker when an
+  // earlier one parked workers, whose scheduling contexts would otherwise slow it
+  // (parked_workers.h). Empty: no restart (under StarPU-MPI, or while tracing).
+  std::function<void()> restart_runtime;
 };
 
 struct PlanCandidate {
