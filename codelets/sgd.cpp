@@ -5,31 +5,36 @@
 
 namespace starcnn {
 
-void sgd_update_cpu(float *w, const float *grad, float *momentum_buf, size_t n,
-                    const SgdParams &p) {
+void sgd_update_cpu(float *w, const float *grad, float *momentum_buf, size_t n, const SgdParams &p,
+                    const float *extra_grad, float *w_copy) {
   const bool use_buffer = p.momentum != 0.0f;
   for (size_t i = 0; i < n; ++i) {
-    const float g = grad[i] + p.weight_decay * w[i];
+    const float total = extra_grad ? grad[i] + extra_grad[i] : grad[i];
+    const float g = total + p.weight_decay * w[i];
     float step = g;
     if (use_buffer) {
       step = p.first_step ? g : p.momentum * momentum_buf[i] + g;
       momentum_buf[i] = step;
     }
     w[i] -= p.lr * step;
+    if (w_copy) w_copy[i] = w[i];
   }
 }
 
 void sgd_update_cpu(const SgdVector *vectors, size_t count, const SgdParams &params) {
   for (size_t v = 0; v < count; ++v)
-    sgd_update_cpu(vectors[v].w, vectors[v].grad, vectors[v].momentum_buf, vectors[v].n, params);
+    sgd_update_cpu(vectors[v].w, vectors[v].grad, vectors[v].momentum_buf, vectors[v].n, params,
+                   vectors[v].extra_grad, vectors[v].w_copy);
 }
 
 namespace {
 
-// The task's argument: the vector count tells how the buffers divide (2 or 3 a vector).
+// The task's argument: the vector count tells how the buffers divide (2 or 3 a vector), the flags
+// which packed vectors follow them.
 struct SgdTaskArgs {
   SgdParams params;
   uint32_t vectors;
+  uint32_t has_extra_grads, has_weights_copy;
 };
 
 size_t buffers_per_vector(const SgdParams &params) {
@@ -41,13 +46,24 @@ auto sgd_args(void *buffers[], void *cl_arg) {
   SgdTaskArgs args;
   starpu_codelet_unpack_args(cl_arg, &args);
   const size_t stride = buffers_per_vector(args.params);
-  STARPU_ASSERT_MSG(STARPU_TASK_GET_NBUFFERS(starpu_task_get_current()) == args.vectors * stride,
+  STARPU_ASSERT_MSG(STARPU_TASK_GET_NBUFFERS(starpu_task_get_current()) ==
+                        args.vectors * stride + args.has_extra_grads + args.has_weights_copy,
                     "sgd_update: buffer count does not match the vector count");
   std::vector<SgdVector> vectors(args.vectors);
+  void **packed = buffers + args.vectors * stride;
+  float *extra = args.has_extra_grads ? vector_data(*packed++) : nullptr;
+  float *copy = args.has_weights_copy ? vector_data(*packed) : nullptr;
   for (size_t v = 0; v < vectors.size(); ++v) {
     void **b = buffers + v * stride;
-    vectors[v] = {vector_data(b[0]), vector_data(b[1]), stride == 3 ? vector_data(b[2]) : nullptr,
-                  vector_length(b[0])};
+    const size_t n = vector_length(b[0]);
+    vectors[v] = {vector_data(b[0]),
+                  vector_data(b[1]),
+                  stride == 3 ? vector_data(b[2]) : nullptr,
+                  n,
+                  extra,
+                  copy};
+    if (extra) extra += n;
+    if (copy) copy += n;
   }
   return std::make_tuple(std::move(vectors), args.params);
 }
@@ -79,7 +95,7 @@ starpu_codelet sgd_update_codelet =
     STARCNN_KERNEL_CODELET("sgd_update", cpu_update, cuda_update, sgd_args, &sgd_update_model, {});
 
 void submit_sgd_update(const std::vector<SgdHandles> &vectors, const SgdParams &params, Where where,
-                       int priority) {
+                       int priority, SgdPacked packed) {
   if (vectors.empty()) throw std::invalid_argument("sgd_update: no vectors to update");
   const bool momentum = params.momentum != 0.0f;
   std::vector<starpu_data_descr> descrs;
@@ -95,7 +111,18 @@ void submit_sgd_update(const std::vector<SgdHandles> &vectors, const SgdParams &
     check_same_length(h.momentum_buf, h.w, "momentum_buf", v);
     descrs.push_back({h.momentum_buf, STARPU_RW});
   }
-  SgdTaskArgs args{params, uint32_t(vectors.size())};
+  size_t total = 0;
+  for (const SgdHandles &h : vectors) total += starpu_vector_get_nx(h.w);
+  if (packed.extra_grads) {
+    check_vector_length(packed.extra_grads, total, "sgd_update", "packed extra gradients");
+    descrs.push_back({packed.extra_grads, STARPU_R});
+  }
+  if (packed.weights_copy) {
+    check_vector_length(packed.weights_copy, total, "sgd_update", "packed copy of the weights");
+    descrs.push_back({packed.weights_copy, STARPU_W});
+  }
+  SgdTaskArgs args{params, uint32_t(vectors.size()), packed.extra_grads != nullptr,
+                   packed.weights_copy != nullptr};
   insert_task(sgd_update_codelet, "sgd_update", where, priority, STARPU_DATA_MODE_ARRAY,
               descrs.data(), int(descrs.size()), STARPU_VALUE, &args, sizeof(args));
 }

@@ -10,6 +10,8 @@ struct SgdLaunchTable {
   float *w[kMaxSgdVectorsPerLaunch];
   const float *grad[kMaxSgdVectorsPerLaunch];
   float *momentum_buf[kMaxSgdVectorsPerLaunch];
+  const float *extra_grad[kMaxSgdVectorsPerLaunch];  // may be null
+  float *w_copy[kMaxSgdVectorsPerLaunch];            // may be null
   size_t n[kMaxSgdVectorsPerLaunch];
   unsigned first_block[kMaxSgdVectorsPerLaunch + 1];
   unsigned count;
@@ -22,17 +24,20 @@ __global__ void sgd_update_kernel(SgdLaunchTable t, SgdParams p) {
   const size_t blocks = t.first_block[v + 1] - t.first_block[v];
   const size_t step = blocks * blockDim.x;
   float *w = t.w[v], *momentum_buf = t.momentum_buf[v];
-  const float *grad = t.grad[v];
+  const float *grad = t.grad[v], *extra = t.extra_grad[v];
+  float *copy = t.w_copy[v];
   const bool use_buffer = p.momentum != 0.0f;
   for (size_t i = (blockIdx.x - t.first_block[v]) * size_t(blockDim.x) + threadIdx.x; i < t.n[v];
        i += step) {
-    const float g = __fadd_rn(grad[i], __fmul_rn(p.weight_decay, w[i]));
+    const float total = extra ? __fadd_rn(grad[i], extra[i]) : grad[i];
+    const float g = __fadd_rn(total, __fmul_rn(p.weight_decay, w[i]));
     float s = g;
     if (use_buffer) {
       s = p.first_step ? g : __fadd_rn(__fmul_rn(p.momentum, momentum_buf[i]), g);
       momentum_buf[i] = s;
     }
     w[i] = __fsub_rn(w[i], __fmul_rn(p.lr, s));
+    if (copy) copy[i] = w[i];
   }
 }
 
@@ -49,6 +54,8 @@ void sgd_update_cuda(const SgdVector *vectors, size_t count, const SgdParams &pa
       table.w[v] = x.w;
       table.grad[v] = x.grad;
       table.momentum_buf[v] = x.momentum_buf;
+      table.extra_grad[v] = x.extra_grad;
+      table.w_copy[v] = x.w_copy;
       table.n[v] = x.n;
       table.first_block[v + 1] = table.first_block[v] + grid_for(x.n);
     }

@@ -33,8 +33,9 @@ class CpuChain {
 
  private:
   CpuChain() = default;
-  std::vector<starpu_data_handle_t> params_;  // per conv / linear layer: w, dw, b, db
-  std::vector<unsigned char> program_;        // a Program's bytes
+  // Per conv / linear layer w, dw, b, db; or the packed weights, then per layer dw, db.
+  std::vector<starpu_data_descr> params_;
+  std::vector<unsigned char> program_;  // a Program's bytes
 };
 
 constexpr int kMaxChainOps = 24;

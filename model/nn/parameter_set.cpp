@@ -1,6 +1,7 @@
 #include "model/nn/parameter_set.h"
 
 #include "codelets/accumulate.h"
+#include "codelets/sum_packed.h"
 
 #include <algorithm>
 #include <cmath>
@@ -97,6 +98,21 @@ void ParameterSet::submit_sum_grads(size_t slots, const std::vector<size_t> &cpu
                                   std::to_string(slots) + " (slot 0 is the sum)");
     on_cpu[slot] = true;
   }
+  if (host_grads_ && !cpu_slots.empty()) {
+    // The CPU slots, every parameter's, into the packed vector the update adds in; the others
+    // into slot 0 where the update runs.
+    std::vector<std::vector<starpu_data_handle_t>> groups;
+    for (auto &p : params_) {
+      std::vector<starpu_data_handle_t> cpu, others;
+      for (size_t slot = 1; slot < slots; ++slot)
+        (on_cpu[slot] ? cpu : others).push_back(p->grad(0, slot).handle());
+      groups.push_back(cpu);
+      if (!others.empty()) submit_add_all(p->grad(0).handle(), others, part_where(*p, 0));
+    }
+    submit_sum_packed(groups, host_grads_->handle(), Where::cpu);
+    host_grads_pending_ = true;
+    return;
+  }
   for (auto &p : params_)
     for (size_t part = 0; part < p->part_count(); ++part) {
       const Where where = part_where(*p, part);
@@ -112,6 +128,36 @@ void ParameterSet::submit_sum_grads(size_t slots, const std::vector<size_t> &cpu
     }
 }
 
+bool ParameterSet::use_host_mirror() {
+  size_t total = 0;
+  for (auto &p : params_) {
+    // Updated off the CPU workers (CUDA, or any worker where the scheduler picks).
+    if (p->part_count() != 1 || kind_of(part_where(*p, 0)) == Where::cpu) return false;
+    total += p->size();
+  }
+  if (!host_weights_) {
+    host_weights_.emplace(std::vector<int>{int(total)}, "host_weights");
+    host_grads_.emplace(std::vector<int>{int(total)}, "host_grads");
+  }
+  return true;
+}
+
+size_t ParameterSet::host_offset(const Parameter &p) const {
+  size_t offset = 0;
+  for (const auto &q : params_) {
+    if (q.get() == &p) return offset;
+    offset += q->size();
+  }
+  throw std::invalid_argument("host_offset: " + p.name() + " is not of this parameter set");
+}
+
+void ParameterSet::submit_pack_weights() {
+  if (!host_weights_) return;
+  std::vector<std::vector<starpu_data_handle_t>> groups;
+  for (auto &p : params_) groups.push_back({p->value(0).handle()});
+  submit_sum_packed(groups, host_weights_->handle(), Where::cpu);
+}
+
 void ParameterSet::submit_update(const SgdParams &params) {
   // One task per side: every vector that must stay on the CPU, on CUDA, or may go anywhere.
   std::map<Where, std::vector<SgdHandles>> by_side;
@@ -120,7 +166,14 @@ void ParameterSet::submit_update(const SgdParams &params) {
       by_side[part_where(*p, part)].push_back(
           {p->value(part).handle(), p->grad(part).handle(),
            params.momentum != 0.0f ? p->momentum(part).handle() : nullptr});
-  for (const auto &[where, vectors] : by_side) submit_sgd_update(vectors, params, where);
+  // With the mirror every vector is on the CUDA side, in the mirror's order.
+  SgdPacked packed;
+  if (host_weights_) {
+    packed.weights_copy = host_weights_->handle();
+    if (host_grads_pending_) packed.extra_grads = host_grads_->handle();
+    host_grads_pending_ = false;
+  }
+  for (const auto &[where, vectors] : by_side) submit_sgd_update(vectors, params, where, 0, packed);
 }
 
 }  // namespace starcnn

@@ -12,6 +12,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,20 @@ class ParameterSet {
   size_t grad_slots() const { return grad_slots_; }
   void submit_sum_grads(size_t slots, const std::vector<size_t> &cpu_slots = {});
 
+  // A sample split's exchange with its CPU networks, packed (codelets/sum_packed.h): the CPU
+  // networks' gradient slots are summed on the CPU into one vector, which the update on the CUDA
+  // side adds in as it updates, and it writes the new weights into one vector as well, which the
+  // CPU networks' chains read (CpuChain). Two copies across the bus a step instead of two per
+  // parameter. Only where every parameter is one part updated off the CPU workers (CUDA, or
+  // any worker); returns whether it is on. The weights' copy is refreshed by submit_pack_weights
+  // (call it before the first step, and after anything but the update wrote the weights).
+  bool use_host_mirror();
+  // The packed weights (parameters in order, each whole), or null when the mirror is off.
+  const Tensor *host_weights() const { return host_weights_ ? &*host_weights_ : nullptr; }
+  // Where `p`'s values start in host_weights().
+  size_t host_offset(const Parameter &p) const;
+  void submit_pack_weights();
+
  private:
   // Where a part of `p` is updated: its conv plan part's workers, else home().
   Where part_where(const Parameter &p, size_t part) const;
@@ -61,6 +76,8 @@ class ParameterSet {
   std::map<std::string, SplitPlan> conv_plans_;
   Where home_ = Where::any;
   size_t grad_slots_ = 1;
+  std::optional<Tensor> host_weights_, host_grads_;  // the mirror (use_host_mirror)
+  bool host_grads_pending_ = false;  // summed by submit_sum_grads, for the next update to add
 };
 
 }  // namespace starcnn

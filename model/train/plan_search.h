@@ -38,6 +38,10 @@ struct PlanSearchOptions {
   // alone for 2 s (perf/results/h200-2026-12-03-u): longer, to leave set-up costs out.
   int warmup_steps = 5;
   int timed_steps = 10;
+  // Then the candidates within refine_within of the fastest are measured again for about
+  // refine_seconds (0: not); the second measurement decides.
+  double refine_within = 1.5;
+  double refine_seconds = 0.5;
   // Sample splits are tried only while the CPU alone is at most this many times slower than
   // the GPU alone (beyond it, the CPU's share of the ideal step is under 1/(1 + ratio)).
   double max_cpu_slowdown = 12.0;
@@ -53,6 +57,7 @@ struct PlanCandidate {
   long micro_batches = 0;    // 0: the plan's own (apply_plan's default)
   double predicted_ms = -1;  // < 0: no prediction (the single-device steps are only measured)
   double measured_ms = 0;
+  double first_ms = 0;  // > 0: its first, shorter measurement, before the search measured again
   std::string failure;  // why it could not run, if it could not
 };
 

@@ -133,7 +133,9 @@ void pin_cpu_chains(std::vector<MicroBatch> &cut, const ParameterSet &params,
   // MPS cap began its GPU tasks 2.4 ms (median) after the previous update, against 0.13 ms with
   // 8 of 15 workers free (perf/results/h200-2026-12-03-u, -v).
   const int first = beside_gpu_part ? 1 : 0;
-  if (chains.size() < 2 || chains.size() > size_t(std::max(0, cpu_workers - first))) return;
+  // A CPU plan's single micro-batch gains nothing pinned; a split's single chain runs as one task.
+  const size_t fewest = beside_gpu_part ? 1 : 2;
+  if (chains.size() < fewest || chains.size() > size_t(std::max(0, cpu_workers - first))) return;
   for (size_t k = 0; k < chains.size(); ++k)
     chains[k]->placement = NetworkPlacement{cpu_worker(first + int(k)), true};
 }
@@ -154,12 +156,16 @@ Trainer::Trainer(const NetworkSpec &spec, ParameterSet &params, const Dataset &t
   const size_t micro = micro_.size();
   const bool both_kinds = config.samples.cpu_samples > 0;
   params.use_grad_slots(micro);
-  for (size_t m = 0; m < micro; ++m) {
+  for (size_t m = 1; m < micro; ++m)  // the networks' homes (Network's constructor)
+    if (kind_of(micro_[m].placement ? micro_[m].placement->home : params.home()) == Where::cpu)
+      cpu_slots_.push_back(m);
+  // A sample split's CPU networks exchange weights and gradients with the GPU packed (before the
+  // networks are built: their chains read the packed weights).
+  if (both_kinds && !cpu_slots_.empty()) params.use_host_mirror();
+  for (size_t m = 0; m < micro; ++m)
     networks_.push_back(std::make_unique<Network>(spec, params, int(micro_[m].size),
                                                   int(config.batch), m, micro_[m].placement,
                                                   config.fuse_layers));
-    if (m > 0 && kind_of(networks_.back()->home()) == Where::cpu) cpu_slots_.push_back(m);
-  }
   for (int slot = 0; slot < 2; ++slot)
     for (size_t m = 0; m < micro; ++m) {
       const int size = networks_[m]->batch();
@@ -188,6 +194,7 @@ EpochSummary Trainer::train_epoch(size_t epoch,
                                   const std::atomic<bool> &stop) {
   starpu_task_wait_for_all();  // no load task of the previous epoch may still read the order
   batcher_.start_epoch(epoch);
+  params_.submit_pack_weights();  // the host mirror, where there is one, from the weights now
   const size_t batches = batcher_.batch_count();
   const Clock::time_point start = Clock::now();
   EpochSummary summary;

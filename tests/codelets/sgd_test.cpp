@@ -141,6 +141,57 @@ TEST_P(SgdTest, PartsInOneTaskGiveTheWhole) {
   EXPECT_EQ(testing::count_tasks().cpu_tasks, 1);
 }
 
+// A sample split's update: each vector's gradient plus its slice of a packed extra gradient,
+// and the updated weights copied into a packed vector, over steps with momentum and decay.
+TEST_P(SgdTest, PackedExtraGradientsAddInAndWeightsCopyOut) {
+  const size_t sizes[] = {5, 1001, 1, 300};
+  const SgdParams setting{0.03f, 0.9f, 1e-3f, 0};
+  size_t total = 0;
+  for (size_t n : sizes) total += n;
+  uint32_t seed = 70;
+  std::vector<std::unique_ptr<UpdatedVector>> vectors;
+  for (size_t n : sizes)
+    vectors.push_back(std::make_unique<UpdatedVector>(testing::random_floats(n, seed++), setting));
+  RegisteredVector copy(testing::random_floats(total, seed++));  // overwritten every step
+  std::vector<std::unique_ptr<RegisteredVector>> extras;
+  for (int t = 0; t < 3; ++t) {
+    extras.push_back(std::make_unique<RegisteredVector>(testing::random_floats(total, seed++)));
+    const std::vector<float> extra = extras.back()->read();
+    std::vector<SgdHandles> handles;
+    size_t offset = 0;
+    for (auto &v : vectors) {
+      const size_t n = v->w.size();
+      v->grads.push_back(std::make_unique<RegisteredVector>(testing::random_floats(n, seed++)));
+      handles.push_back({v->w.handle(), v->grads.back()->handle(), v->buf.handle()});
+      std::vector<float> sum = v->grads.back()->read();
+      for (size_t i = 0; i < n; ++i) sum[i] += extra[offset + i];  // as the kernel: one float add
+      v->want.step(sum);
+      offset += n;
+    }
+    SgdParams params = setting;
+    params.first_step = t == 0;
+    submit_sgd_update(handles, params, Where::any, 0, {extras.back()->handle(), copy.handle()});
+  }
+  const std::vector<float> copied = copy.read();
+  size_t offset = 0;
+  for (auto &v : vectors) {
+    SCOPED_TRACE("n=" + std::to_string(v->w.size()));
+    const std::vector<float> w = v->w.read();
+    expect_near(w, v->want.w);
+    expect_near(v->buf.read(), v->want.buf);
+    EXPECT_EQ(
+        std::vector<float>(copied.begin() + long(offset), copied.begin() + long(offset + w.size())),
+        w);
+    offset += w.size();
+  }
+  RegisteredVector short_copy(total - 1);
+  std::vector<SgdHandles> one = {
+      {vectors[0]->w.handle(), vectors[0]->grads[0]->handle(), vectors[0]->buf.handle()}};
+  EXPECT_THROW(submit_sgd_update(one, setting, Where::any, 0, {nullptr, short_copy.handle()}),
+               std::invalid_argument);
+  EXPECT_EQ(testing::count_tasks().cpu_tasks, 3);
+}
+
 // The footprint of the task that submit_sgd_update would submit for vectors of `sizes`.
 uint32_t footprint(const std::vector<size_t> &sizes, SgdParams params) {
   std::vector<std::unique_ptr<RegisteredVector>> held;

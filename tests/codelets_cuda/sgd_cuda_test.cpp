@@ -72,6 +72,44 @@ TEST_P(SgdCudaTest, StepsOnCudaMatchCpu) {
               counts.cuda_tasks, counts.cpu_tasks);
 }
 
+// The sample split's update: packed extra gradients added in and the weights copied out packed,
+// over more vectors than one launch takes, against the CPU kernel doing the same.
+TEST_P(SgdCudaTest, PackedExtraGradientsAndCopyMatchCpu) {
+  std::vector<size_t> sizes = {1, 1001, 70000};
+  for (size_t v = 0; sizes.size() < kMaxSgdVectorsPerLaunch + 3; ++v) sizes.push_back(1 + 31 * v);
+  size_t total = 0;
+  for (size_t n : sizes) total += n;
+  const SgdParams params{0.02f, 0.9f, 5e-4f, 1};
+  uint32_t seed = 90;
+  const std::vector<float> extra = testing::random_floats(total, seed++);
+  std::vector<float> copy(total, -3.0f);
+  RegisteredVector extra_h(extra), copy_h(copy);
+  std::vector<std::vector<float>> w, buf;
+  std::vector<std::unique_ptr<RegisteredVector>> held;
+  std::vector<SgdHandles> handles;
+  size_t offset = 0;
+  for (size_t n : sizes) {
+    w.push_back(testing::random_floats(n, seed++));
+    buf.emplace_back(n, 0.0f);
+    const auto g = testing::random_floats(n, seed++);
+    held.push_back(std::make_unique<RegisteredVector>(w.back()));
+    held.push_back(std::make_unique<RegisteredVector>(g));
+    held.push_back(std::make_unique<RegisteredVector>(buf.back()));
+    handles.push_back(
+        {held[held.size() - 3]->handle(), held[held.size() - 2]->handle(), held.back()->handle()});
+    sgd_update_cpu(w.back().data(), g.data(), buf.back().data(), n, params, extra.data() + offset,
+                   copy.data() + offset);
+    offset += n;
+  }
+  submit_sgd_update(handles, params, Where::cuda, 0, {extra_h.handle(), copy_h.handle()});
+  testing::expect_close(copy_h.read(), copy, kRelativeTolerance);
+  for (size_t v = 0; v < sizes.size(); ++v) {
+    SCOPED_TRACE("n=" + std::to_string(sizes[v]));
+    testing::expect_close(held[3 * v]->read(), w[v], kRelativeTolerance);
+  }
+  EXPECT_EQ(testing::count_tasks().cuda_tasks, 1);
+}
+
 STARCNN_INSTANTIATE_SCHEDULER_TESTS(SgdCudaTest);
 
 }  // namespace

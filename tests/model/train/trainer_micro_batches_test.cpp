@@ -32,6 +32,7 @@ struct TrainedRun {
   std::vector<NamedTensor> weights, momenta;
   std::vector<double> losses;
   size_t micro_batches = 0;
+  bool packed_exchange = false;  // the CPU networks' weights and gradients packed (host mirror)
 };
 
 TrainedRun train(const NetworkSpec &spec, const Dataset &data, const std::string &plan, int micro,
@@ -50,6 +51,7 @@ TrainedRun train(const NetworkSpec &spec, const Dataset &data, const std::string
   Trainer trainer(spec, params, data, config);
   TrainedRun run;
   run.micro_batches = trainer.micro_batches();
+  run.packed_exchange = params.host_weights() != nullptr;
   const std::atomic<bool> stop{false};
   for (size_t epoch = 0; epoch < 2; ++epoch)
     trainer.train_epoch(
@@ -118,6 +120,26 @@ TEST_P(TrainerMicroBatchesTest, SampleSplitTrainsLikeTheWholeBatch) {
   const TrainedRun split = train(spec, data, "none;conv1=1@cpu,3@any", 1, samples);
   ASSERT_EQ(split.micro_batches, 3u);
   expect_same_training(spec, whole, split);
+}
+
+// A sample split whose parameters are each one part updated off the CPU exchanges packed
+// weights and gradients with its CPU networks (ParameterSet::use_host_mirror): one CPU chain
+// pinned (one task reading the packed weights), and two left to the scheduler (layer tasks).
+TEST_P(TrainerMicroBatchesTest, PackedSampleSplitTrainsLikeTheWholeBatch) {
+  const NetworkSpec spec = parse_network(kNet, "packed.net");
+  const Dataset data = random_dataset(40);
+  const TrainedRun whole = train(spec, data, "none", 1);
+  ASSERT_FALSE(whole.packed_exchange);
+  for (int chains : {1, 2}) {
+    SCOPED_TRACE(std::to_string(chains) + " CPU micro-batches");
+    SampleSplit samples;
+    samples.cpu_samples = 5;
+    samples.cpu_micro_batches = chains;
+    const TrainedRun split = train(spec, data, "none", 1, samples, chains == 1);
+    ASSERT_EQ(split.micro_batches, size_t(chains + 1));
+    EXPECT_TRUE(split.packed_exchange);
+    expect_same_training(spec, whole, split);
+  }
 }
 
 // A whole-CPU plan's micro-batches, each pinned to a CPU worker of its own (as many as workers),

@@ -1,0 +1,75 @@
+#include "codelets/sum_packed.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace starcnn {
+
+void sum_packed_cpu(float *packed, const float *const *const *groups, size_t group_count,
+                    size_t per_group, const size_t *n) {
+  for (size_t g = 0; g < group_count; ++g) {
+    float *__restrict out = packed;
+    const float *const *srcs = groups[g];
+    std::copy(srcs[0], srcs[0] + n[g], out);
+    for (size_t s = 1; s < per_group; ++s) {
+      const float *__restrict src = srcs[s];
+      for (size_t i = 0; i < n[g]; ++i) out[i] += src[i];
+    }
+    packed += n[g];
+  }
+}
+
+namespace {
+
+void sum_packed_task(void *buffers[], void *cl_arg) {
+  uint32_t per_group = 0;
+  starpu_codelet_unpack_args(cl_arg, &per_group);
+  const size_t count = size_t(STARPU_TASK_GET_NBUFFERS(starpu_task_get_current())) - 1;
+  STARPU_ASSERT(per_group > 0 && count % per_group == 0);
+  const size_t group_count = count / per_group;
+  std::vector<const float *> srcs(count);
+  std::vector<const float *const *> groups(group_count);
+  std::vector<size_t> n(group_count);
+  for (size_t b = 0; b < count; ++b) srcs[b] = vector_data(buffers[b]);
+  for (size_t g = 0; g < group_count; ++g) {
+    groups[g] = srcs.data() + g * per_group;
+    n[g] = vector_length(buffers[g * per_group]);
+  }
+  sum_packed_cpu(vector_data(buffers[count]), groups.data(), group_count, per_group, n.data());
+}
+
+starpu_perfmodel sum_packed_model = size_history_model("starcnn_sum_packed");
+
+}  // namespace
+
+starpu_codelet sum_packed_codelet =
+    make_codelet("sum_packed", sum_packed_task, nullptr, &sum_packed_model, {});
+
+void submit_sum_packed(const std::vector<std::vector<starpu_data_handle_t>> &groups,
+                       starpu_data_handle_t packed, Where where, int priority) {
+  if (groups.empty() || groups[0].empty())
+    throw std::invalid_argument("sum_packed: no vectors to sum");
+  const size_t per_group = groups[0].size();
+  std::vector<starpu_data_descr> descrs;
+  size_t total = 0;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    if (groups[g].size() != per_group)
+      throw std::invalid_argument("sum_packed: group " + std::to_string(g) + " has " +
+                                  std::to_string(groups[g].size()) + " vectors, group 0 " +
+                                  std::to_string(per_group));
+    const size_t n = starpu_vector_get_nx(groups[g][0]);
+    for (starpu_data_handle_t h : groups[g]) {
+      check_vector_length(h, n, "sum_packed", "a vector of a group");
+      descrs.push_back({h, STARPU_R});
+    }
+    total += n;
+  }
+  check_vector_length(packed, total, "sum_packed", "packed (the groups' lengths summed)");
+  descrs.push_back({packed, STARPU_W});
+  const uint32_t count = uint32_t(per_group);
+  insert_task(sum_packed_codelet, "sum_packed", where, priority, STARPU_DATA_MODE_ARRAY,
+              descrs.data(), int(descrs.size()), STARPU_VALUE, &count, sizeof(count));
+}
+
+}  // namespace starcnn

@@ -1,0 +1,28 @@
+// Several vectors summed into consecutive slices of one packed vector, in one CPU task: a sample
+// split's CPU micro-batches hand their summed weight gradients to the GPU as one vector (one copy
+// across the bus, not one per parameter), and the weights come back packed the same way (a group
+// of one vector is a copy). Under the H200's MPS cap the ~20 small copies and sums a step took
+// 1.5 ms of lenet b256's 3.0 ms samples:136 step (perf/results/h200-2026-12-04-a).
+#pragma once
+
+#include "codelets/support/codelet_support.h"
+
+#include <cstddef>
+#include <vector>
+
+namespace starcnn {
+
+// packed[offset(g) + i] = groups[g][0][i] + groups[g][1][i] + ..., where group g's slice starts
+// after the slices of groups 0 .. g-1; every vector of a group has the group's length n[g].
+void sum_packed_cpu(float *packed, const float *const *const *groups, size_t group_count,
+                    size_t per_group, const size_t *n);
+
+extern starpu_codelet sum_packed_codelet;  // R each group's vectors in turn, then W packed
+
+// One task on the CPU workers of `where` (Where::cpu, or a pinned CPU worker): every group has the
+// same number of vectors. Throws std::invalid_argument for no groups, groups of differing sizes or
+// lengths, or a packed vector whose length is not the sum of the groups' lengths.
+void submit_sum_packed(const std::vector<std::vector<starpu_data_handle_t>> &groups,
+                       starpu_data_handle_t packed, Where where = Where::cpu, int priority = 0);
+
+}  // namespace starcnn
