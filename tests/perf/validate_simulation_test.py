@@ -7,14 +7,13 @@ models lack is simulated again with --estimate where asked."""
 import json
 import os
 import shutil
-import stat
 import sys
 import tempfile
 import unittest
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from script_module import load_script  # noqa: E402
+from script_module import load_script, write_stand_in  # noqa: E402
 
 vs = load_script("validate_simulation")
 
@@ -45,10 +44,7 @@ def line(**fields):
 class ValidateSimulationTest(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="validate_simulation_test")
-        self.simulate = os.path.join(self.dir, "simulate")
-        with open(self.simulate, "w") as f:
-            f.write(FAKE_SIMULATE.replace("PYTHON", sys.executable))
-        os.chmod(self.simulate, os.stat(self.simulate).st_mode | stat.S_IXUSR)
+        self.simulate = write_stand_in(self.dir, "simulate", FAKE_SIMULATE)
         self.models = os.path.join(self.dir, "home")
         os.makedirs(self.models)
         self.results = os.path.join(self.dir, "results.jsonl")
