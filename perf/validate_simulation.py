@@ -58,23 +58,28 @@ def models_of(models, step):
 
 
 def parse_chains_rules(texts):
-    """[(step pattern, plan regex, mode)] of --chains-rule STEP/PLAN=MODE."""
+    """[(step pattern, config pattern, plan regex, mode)] of --chains-rule
+    STEP[:CONFIG]/PLAN=MODE (CONFIG: any where left out)."""
     rules = []
     for text in texts or []:
         left, sep, mode = text.rpartition("=")
-        step, slash, plan = left.partition("/")
+        where, slash, plan = left.partition("/")
+        step, _, config = where.partition(":")
         if not sep or not slash or not step or mode not in ("auto", "pinned", "scheduled"):
-            fail(f"--chains-rule: '{text}' is not STEP/PLAN_REGEX=auto|pinned|scheduled")
-        rules.append((step, re.compile(plan), mode))
+            fail(f"--chains-rule: '{text}' is not STEP[:CONFIG]/PLAN_REGEX="
+                 "auto|pinned|scheduled")
+        rules.append((step, config or "*", re.compile(plan), mode))
     return rules
 
 
-def chains_mode(rules, step, plan, mode):
-    """The --cpu-chains mode to simulate a row of `step` and `plan` measured under `mode`."""
-    for pattern, plan_regex, rule_mode in rules:
-        if fnmatch.fnmatchcase(step, pattern) and plan_regex.fullmatch(plan):
+def chains_mode(rules, case):
+    """The --cpu-chains mode to simulate `case` with (the mode it was measured with but where a
+    rule matches its step, config and plan)."""
+    for step, config, plan_regex, rule_mode in rules:
+        if fnmatch.fnmatchcase(case.step, step) and fnmatch.fnmatchcase(case.config, config) \
+                and plan_regex.fullmatch(case.plan):
             return rule_mode
-    return mode
+    return case.cpu_chains
 
 
 def cases(results_path, models):
@@ -156,11 +161,11 @@ def main():
     p.add_argument("--networks", help="NAME,...: only these networks' rows (a quicker re-run)")
     p.add_argument("--plans", help="REGEX: only the rows whose plan it matches whole "
                    "('cpu|samples:.*')")
-    p.add_argument("--chains-rule", action="append", metavar="STEP/PLAN_REGEX=MODE",
-                   help="simulate the rows of STEP (a shell pattern) whose plan PLAN_REGEX matches "
-                   "whole with --cpu-chains MODE, not the mode they were measured with (a "
-                   "measurement at a commit whose `auto` meant another thing); repeatable, the "
-                   "first that matches counts")
+    p.add_argument("--chains-rule", action="append", metavar="STEP[:CONFIG]/PLAN_REGEX=MODE",
+                   help="simulate the rows of STEP and CONFIG (shell patterns: 'mps-*', "
+                   "'auto candidate') whose plan PLAN_REGEX matches whole with --cpu-chains MODE, "
+                   "not the mode they were measured with (a measurement at a commit whose `auto` "
+                   "meant another thing); repeatable, the first that matches counts")
     p.add_argument("--overheads", help="task_overhead.json for the models folders that lack "
                    "their own (simulate's --overheads)")
     p.add_argument("--estimate-missing", action="store_true",
@@ -186,7 +191,7 @@ def main():
     for case, times in measurements.items():
         measured = statistics.median(times)
         home = models_of(models, case.step)
-        chains = chains_mode(rules, case.step, case.plan, case.cpu_chains)
+        chains = chains_mode(rules, case)
         extra = a.sim_args.split()
         if a.overheads and not os.path.exists(os.path.join(home, "task_overhead.json")):
             extra += ["--overheads", a.overheads]

@@ -82,7 +82,8 @@ class ValidateSimulationTest(unittest.TestCase):
         return {(r["step"], r["config"], r["plan"]): r for r in rows}, table
 
     def test_rows_flags_and_task_counts(self):
-        rows, table = self.run_main("--chains-rule", "bench/samples:.*=pinned")
+        rows, table = self.run_main("--chains-rule", "bench:all-cuda/samples:.*=scheduled",
+                                    "--chains-rule", "bench/samples:.*=pinned")
         self.assertEqual(len(rows), 4)
         cuda = rows[("bench", "all-cuda", "cuda")]
         self.assertEqual(cuda["measured_ms"], 2.0)  # the median of the two repeats
