@@ -171,13 +171,16 @@ def main():
     p.add_argument("--estimate-missing", action="store_true",
                    help="simulate a row that stops on a shape the models lack again with "
                    "--estimate (its estimated shapes in validation.jsonl; lws runs record none)")
+    p.add_argument("--replace-rows", action="store_true",
+                   help="keep the rows of OUT/validation.jsonl and replace those simulated again "
+                   "(a re-run of some rows: --plans, --networks)")
     a = p.parse_args()
     models = parse_models(a.models)
     rules = parse_chains_rules(a.chains_rule)
     if a.overheads and not os.path.isfile(a.overheads):
         fail(f"--overheads: {a.overheads} is not a file")
     os.makedirs(a.out, exist_ok=True)
-    rows, lines = [], []
+    rows = []
     # A case measured several times (train_benchmark --repeats) is simulated once, against the
     # median of its measurements (the simulation is deterministic).
     measurements = {}
@@ -209,16 +212,34 @@ def main():
                       estimated_shapes=sim.get("estimated_shapes", []) if sim else [],
                       simulate_error=error,
                       command=f"STARPU_SCHED={case.scheduler} " + " ".join(command))
-        lines.append(json.dumps(record))
         rows.append(record)
         shown = f"{record['error'] * 100:+.1f}%" if sim else f"failed: {error}"
         print(f"{case.step:12} {case.network:6} {case.batch:4} {case.config:15} {case.plan:10} "
               f"{chains:9} {case.gpus}/{case.cpus:2} tasks {tasks_shown(record):7} "
               f"measured {measured:9.3f} simulated "
               f"{sim['step_ms'] if sim else float('nan'):9.3f} {shown}", file=sys.stderr)
-    write_atomically(os.path.join(a.out, "validation.jsonl"), "\n".join(lines) + "\n")
+    if a.replace_rows:
+        rows = replaced_rows(os.path.join(a.out, "validation.jsonl"), rows)
+    write_atomically(os.path.join(a.out, "validation.jsonl"),
+                     "".join(json.dumps(r) + "\n" for r in rows))
     write_atomically(os.path.join(a.out, "validation.md"), "\n".join(table(rows)) + "\n")
     print("\n".join(table(rows)))
+
+
+def replaced_rows(path, rows):
+    """The rows of `path` (validation.jsonl), each replaced by the row of `rows` of the same
+    case where there is one, then the rest of `rows`."""
+    def key(r):
+        return tuple(r[k] for k in ("step", "network", "batch", "config", "scheduler", "plan",
+                                    "gpus", "cpus", "micro_batches"))
+    new = {key(r): r for r in rows}
+    try:
+        with open(path) as f:
+            old = [json.loads(text) for text in f]
+    except OSError as e:
+        fail(f"--replace-rows: {path}: {e.strerror}")
+    merged = [new.pop(key(r), r) for r in old]
+    return merged + [r for r in rows if key(r) in new]
 
 
 def tasks_shown(r):

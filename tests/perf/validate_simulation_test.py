@@ -103,6 +103,14 @@ class ValidateSimulationTest(unittest.TestCase):
         self.assertTrue(lws["command"].startswith("STARPU_SCHED=lws "))
         self.assertIn("tasks per step differ in 1", table)
 
+    def test_replace_rows(self):
+        self.run_main()
+        rows, table = self.run_main("--estimate-missing", "--plans", "cpu", "--replace-rows")
+        self.assertEqual(len(rows), 4)
+        self.assertEqual(rows[("cpu-lws", "cpu-only", "cpu")]["simulated_ms"], 2.0)  # again
+        self.assertAlmostEqual(rows[("bench", "all-cuda", "cuda")]["error"], 0.0)  # kept
+        self.assertIn("1 of 4 simulated within 15%", table)
+
     def test_estimate_missing(self):
         rows, table = self.run_main("--estimate-missing")
         lws = rows[("cpu-lws", "cpu-only", "cpu")]
