@@ -8,6 +8,7 @@
 // temporary STARPU_HOME (perf/simulated_machine_support.h); --models is only read. One JSON line
 // on stdout, a short table on stderr.
 #include "apps/cli/args.h"
+#include "apps/cli/cpu_chains_option.h"
 #include "codelets/accumulate.h"
 #include "codelets/support/simulated_models.h"
 #include "model/io/json.h"
@@ -39,7 +40,7 @@ namespace {
 
 struct Options {
   std::string models, host, network = "lenet", plan = "cuda", sched, keep_home, overheads;
-  std::string cpu_task_cost = "handoff";
+  std::string cpu_task_cost = "handoff", cpu_chains = "auto", fusion = "on";
   long gpus = 1, cpus = 0, batch = 64;
   bool estimate = false, no_overheads = false, free_reductions = false;
   TimingOptions timing;
@@ -199,6 +200,8 @@ int run(Options o) {
       .integer("cpu_workers", workers.cpu)
       .integer("cuda_workers", workers.cuda)
       .integer("micro_batches", t.micro_batches)
+      .string("cpu_chains", o.cpu_chains)
+      .string("fusion", o.fusion)
       .string("overheads", overheads.file)
       .fixed("submit_us", overheads.costs.submit_us, 3)
       .fixed("cpu_task_us", overheads.costs.cpu_us, 3)
@@ -262,6 +265,11 @@ int main(int argc, char **argv) {
              "...); auto runs train's measured search on the simulated machine and reports "
              "every candidate",
              &o.plan);
+    add_cpu_chains_option(args, &o.cpu_chains);
+    args.add_choice("fusion", {"on", "off"},
+                    "a whole convolution's ReLU and maxpool in its own tasks (as train_benchmark's "
+                    "--fusion on) or as tasks of their own",
+                    &o.fusion);
     args.add("sched", "NAME", "StarPU scheduler (default: $STARPU_SCHED, else dmda)", &o.sched);
     args.add_flag("estimate",
                   "estimate the times of task shapes the perf models lack from the entries of "
@@ -297,6 +305,9 @@ int main(int argc, char **argv) {
              "write the simulated machine's STARPU_HOME here (a new directory) and keep it",
              &o.keep_home);
     if (!args.parse(argc, argv)) return 0;
+    // As train_benchmark's: the same task flow for the same flags.
+    o.timing.pin_cpu_chains = parse_cpu_chains(o.cpu_chains);
+    o.timing.fuse_layers = o.fusion == "on";
     return run(o);
   });
 }

@@ -7,10 +7,18 @@ several times (train_benchmark --repeats) is compared by the median of its measu
 
   python3 perf/validate_simulation.py --simulate build-sim/perf/simulate \
       --results perf/results/h200-2026-12-03-a/results.jsonl \
-      --models bench=perf/models/h200,bind=perf/models/h200,mps-bench=perf/models/h200-mps3 \
+      --models bench=perf/models/h200,bind=perf/models/h200,'mps-*=perf/models/h200-mps3' \
       --out perf/results/sim-2026-12-03
+
+Each row is simulated with the flags it was measured with: its scheduler, --cpu-chains and
+--fusion (train_benchmark writes them), and --chains-rule overrides the chains mode where the
+measurement ran at a commit whose `auto` meant another thing. The task count per step of the
+simulation is set beside the measured one: a row whose counts differ did not simulate the task
+graph that was measured. perf/validate_session runs all of it on a gpu-session folder.
 """
 import argparse
+import collections
+import fnmatch
 import json
 import os
 import re
@@ -19,11 +27,17 @@ import subprocess
 import sys
 
 
+Case = collections.namedtuple(
+    "Case", "step network batch config scheduler cpu_chains fusion plan gpus cpus micro_batches "
+    "tasks_per_step")
+
+
 def fail(message):
     sys.exit(f"validate_simulation: {message}")
 
 
 def parse_models(text):
+    """{STEP pattern: DIR} of --models (STEP may be a shell pattern: 'mps-*')."""
     models = {}
     for item in text.split(","):
         step, sep, path = item.partition("=")
@@ -35,10 +49,44 @@ def parse_models(text):
     return models
 
 
+def models_of(models, step):
+    """The models of `step`: its own entry, else the first pattern that matches it (None: none)."""
+    if step in models:
+        return models[step]
+    return next((path for pattern, path in models.items() if fnmatch.fnmatchcase(step, pattern)),
+                None)
+
+
+def parse_chains_rules(texts):
+    """[(step pattern, config pattern, plan regex, mode)] of --chains-rule
+    STEP[:CONFIG]/PLAN=MODE (CONFIG: any where left out)."""
+    rules = []
+    for text in texts or []:
+        left, sep, mode = text.rpartition("=")
+        where, slash, plan = left.partition("/")
+        step, _, config = where.partition(":")
+        if not sep or not slash or not step or mode not in ("auto", "pinned", "scheduled"):
+            fail(f"--chains-rule: '{text}' is not STEP[:CONFIG]/PLAN_REGEX="
+                 "auto|pinned|scheduled")
+        rules.append((step, config or "*", re.compile(plan), mode))
+    return rules
+
+
+def chains_mode(rules, case):
+    """The --cpu-chains mode to simulate `case` with (the mode it was measured with but where a
+    rule matches its step, config and plan)."""
+    for step, config, plan_regex, rule_mode in rules:
+        if fnmatch.fnmatchcase(case.step, step) and fnmatch.fnmatchcase(case.config, config) \
+                and plan_regex.fullmatch(case.plan):
+            return rule_mode
+    return case.cpu_chains
+
+
 def cases(results_path, models):
-    """(step, network, batch, config, scheduler, plan, gpus, cpus, micro_batches, measured_ms) of
-    each measurement whose step has perf models (scheduler: the one it ran under, dmda in results
-    older than that field)."""
+    """(step, network, batch, config, scheduler, cpu_chains, fusion, plan, gpus, cpus,
+    micro_batches, tasks_per_step, measured_ms) of each measurement whose step has perf models
+    (scheduler, cpu_chains, fusion: as it ran, dmda / auto / on in results older than those
+    fields; tasks_per_step None for auto's candidates, whose counts are not written)."""
     try:
         lines = open(results_path).read().splitlines()
     except OSError as e:
@@ -48,12 +96,17 @@ def cases(results_path, models):
             r = json.loads(line)
         except json.JSONDecodeError:
             fail(f"{results_path} line {number} is not JSON")
-        if r.get("engine") != "starcnn" or r.get("step") not in models or "step_ms" not in r:
+        if (r.get("engine") != "starcnn" or "step_ms" not in r or
+                models_of(models, r.get("step", "")) is None):
             continue
         gpus, cpus = r["cuda_workers"], r["cpu_workers"]
-        base = (r["step"], r["network"], r["batch"], r["config"], r.get("scheduler", "dmda"))
-        if r["config"] != "cpu+gpu":
-            yield base + (r["plan"], gpus, cpus, r["micro_batches"], r["step_ms"])
+        base = (r["step"], r["network"], r["batch"], r["config"], r.get("scheduler", "dmda"),
+                r.get("cpu_chains", "auto"), r.get("fusion", "on"))
+        # A cpu+gpu line's plan is the one auto's search chose, measured again, where it
+        # searched; a plan given on the command line (--plan samples:96) is measured as any other.
+        if r["config"] != "cpu+gpu" or "auto_candidates" not in r:
+            yield base + (r["plan"], gpus, cpus, r["micro_batches"], r.get("tasks_per_step"),
+                          r["step_ms"])
         # The search ran on every worker StarPU started with (auto may restart StarPU with one
         # CPU worker afterwards): search_cpu_workers, or, in results older than that field,
         # StarPU's default of one CPU worker per core left by the CUDA workers.
@@ -62,8 +115,8 @@ def cases(results_path, models):
         for c in r.get("auto_candidates", []):
             if c.get("measured_ms") is not None:
                 # Candidates are timed by the search (a few steps each), micro-batches as train's.
-                yield base[:3] + ("auto candidate", base[4]) + (c["plan"], gpus, search_cpus, 0,
-                                                                  c["measured_ms"])
+                yield base[:3] + ("auto candidate",) + base[4:] + (c["plan"], gpus, search_cpus,
+                                                                    0, None, c["measured_ms"])
 
 
 def run_simulate(command, timeout, scheduler="dmda"):
@@ -80,12 +133,12 @@ def run_simulate(command, timeout, scheduler="dmda"):
     return json.loads(run.stdout.strip().splitlines()[-1]), None
 
 
-def simulate(binary, models, network, batch, plan, gpus, cpus, micro_batches, extra, timeout,
-             scheduler="dmda"):
-    command = [binary, "--models", models, "--network", network, "--batch", str(batch),
-               "--plan", plan, "--gpus", str(gpus), "--cpus", str(cpus),
-               "--micro-batches", str(micro_batches)] + extra
-    return (command,) + run_simulate(command, timeout, scheduler)
+def simulate(binary, models, case, chains, extra, timeout):
+    command = [binary, "--models", models, "--network", case.network, "--batch", str(case.batch),
+               "--plan", case.plan, "--gpus", str(case.gpus), "--cpus", str(case.cpus),
+               "--micro-batches", str(case.micro_batches), "--cpu-chains", chains,
+               "--fusion", case.fusion] + extra
+    return (command,) + run_simulate(command, timeout, case.scheduler)
 
 
 def write_atomically(path, text):
@@ -108,52 +161,139 @@ def main():
     p.add_argument("--networks", help="NAME,...: only these networks' rows (a quicker re-run)")
     p.add_argument("--plans", help="REGEX: only the rows whose plan it matches whole "
                    "('cpu|samples:.*')")
+    p.add_argument("--chains-rule", action="append", metavar="STEP[:CONFIG]/PLAN_REGEX=MODE",
+                   help="simulate the rows of STEP and CONFIG (shell patterns: 'mps-*', "
+                   "'auto candidate') whose plan PLAN_REGEX matches whole with --cpu-chains MODE, "
+                   "not the mode they were measured with (a measurement at a commit whose `auto` "
+                   "meant another thing); repeatable, the first that matches counts")
+    p.add_argument("--overheads", help="task_overhead.json for the models folders that lack "
+                   "their own (simulate's --overheads)")
+    p.add_argument("--estimate-missing", action="store_true",
+                   help="simulate a row that stops on a shape the models lack again with "
+                   "--estimate (its estimated shapes in validation.jsonl; lws runs record none)")
+    p.add_argument("--replace-rows", action="store_true",
+                   help="keep the rows of OUT/validation.jsonl and replace those simulated again "
+                   "(a re-run of some rows: --plans, --networks)")
     a = p.parse_args()
     models = parse_models(a.models)
+    rules = parse_chains_rules(a.chains_rule)
+    if a.overheads and not os.path.isfile(a.overheads):
+        fail(f"--overheads: {a.overheads} is not a file")
     os.makedirs(a.out, exist_ok=True)
-    rows, lines = [], []
+    rows = []
     # A case measured several times (train_benchmark --repeats) is simulated once, against the
     # median of its measurements (the simulation is deterministic).
     measurements = {}
     networks = a.networks.split(",") if a.networks else None
-    for case in cases(a.results, models):
-        if networks and case[1] not in networks or a.plans and not re.fullmatch(a.plans, case[5]):
+    for values in cases(a.results, models):
+        case = Case(*values[:-1])
+        if networks and case.network not in networks or \
+                a.plans and not re.fullmatch(a.plans, case.plan):
             continue
-        measurements.setdefault(case[:-1], []).append(case[-1])
-    for (step, network, batch, config, sched, plan, gpus, cpus, micro), times in \
-            measurements.items():
+        measurements.setdefault(case, []).append(values[-1])
+    for case, times in measurements.items():
         measured = statistics.median(times)
-        command, sim, error = simulate(a.simulate, models[step], network, batch, plan, gpus, cpus,
-                                       micro, a.sim_args.split(), a.timeout, sched)
-        record = {"step": step, "network": network, "batch": batch, "config": config,
-                  "scheduler": sched, "plan": plan, "gpus": gpus, "cpus": cpus,
-                  "measured_ms": measured,
-                  "measurements": times,
-                  "simulated_ms": sim["step_ms"] if sim else None,
-                  "error": (sim["step_ms"] - measured) / measured if sim else None,
-                  "simulate_error": error, "command": f"STARPU_SCHED={sched} " + " ".join(command)}
-        lines.append(json.dumps(record))
+        home = models_of(models, case.step)
+        chains = chains_mode(rules, case)
+        extra = a.sim_args.split()
+        if a.overheads and not os.path.exists(os.path.join(home, "task_overhead.json")):
+            extra += ["--overheads", a.overheads]
+        command, sim, error = simulate(a.simulate, home, case, chains, extra, a.timeout)
+        if a.estimate_missing and error and "--estimate" not in extra and \
+                "no calibrated time" in error:
+            command, sim, error = simulate(a.simulate, home, case, chains, extra + ["--estimate"],
+                                           a.timeout)
+        record = dict(case._asdict(), models=home, simulated_cpu_chains=chains,
+                      measured_ms=measured, measurements=times,
+                      simulated_ms=sim["step_ms"] if sim else None,
+                      error=(sim["step_ms"] - measured) / measured if sim else None,
+                      simulated_tasks_per_step=sim["tasks_per_step"] if sim else None,
+                      overheads=sim.get("overheads") if sim else None,
+                      estimated_shapes=sim.get("estimated_shapes", []) if sim else [],
+                      simulate_error=error,
+                      command=f"STARPU_SCHED={case.scheduler} " + " ".join(command))
         rows.append(record)
         shown = f"{record['error'] * 100:+.1f}%" if sim else f"failed: {error}"
-        print(f"{step:10} {network:6} {batch:4} {config:15} {plan:10} {gpus}/{cpus:2} "
+        print(f"{case.step:12} {case.network:6} {case.batch:4} {case.config:15} {case.plan:10} "
+              f"{chains:9} {case.gpus}/{case.cpus:2} tasks {tasks_shown(record):7} "
               f"measured {measured:9.3f} simulated "
               f"{sim['step_ms'] if sim else float('nan'):9.3f} {shown}", file=sys.stderr)
-    write_atomically(os.path.join(a.out, "validation.jsonl"), "\n".join(lines) + "\n")
-    table = ["| models | network | batch | config | plan | GPUs/CPU workers | measured ms | "
-             "simulated ms | error |", "|---|---|---|---|---|---|---|---|---|"]
+    if a.replace_rows:
+        rows = replaced_rows(os.path.join(a.out, "validation.jsonl"), rows)
+    write_atomically(os.path.join(a.out, "validation.jsonl"),
+                     "".join(json.dumps(r) + "\n" for r in rows))
+    write_atomically(os.path.join(a.out, "validation.md"), "\n".join(table(rows)) + "\n")
+    print("\n".join(table(rows)))
+
+
+def replaced_rows(path, rows):
+    """The rows of `path` (validation.jsonl), each replaced by the row of `rows` of the same
+    case where there is one, then the rest of `rows`."""
+    def key(r):
+        return tuple(r[k] for k in ("step", "network", "batch", "config", "scheduler", "plan",
+                                    "gpus", "cpus", "micro_batches"))
+    new = {key(r): r for r in rows}
+    try:
+        with open(path) as f:
+            old = [json.loads(text) for text in f]
+    except OSError as e:
+        fail(f"--replace-rows: {path}: {e.strerror}")
+    merged = [new.pop(key(r), r) for r in old]
+    return merged + [r for r in rows if key(r) in new]
+
+
+def tasks_shown(r):
+    """Measured/simulated tasks per step, '!' where they differ ('-' where one is unknown)."""
+    measured, simulated = r["tasks_per_step"], r["simulated_tasks_per_step"]
+    text = f"{'-' if measured is None else measured}/{'-' if simulated is None else simulated}"
+    return text + (" !" if None not in (measured, simulated) and measured != simulated else "")
+
+
+def table(rows):
+    """validation.md: one line a row, then the count within 15%."""
+    lines = ["| step | models | network | batch | config | sched | chains | plan | "
+             "GPUs/CPU workers | tasks meas./sim. | measured ms (range) | simulated ms | error |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         sim = f"{r['simulated_ms']:.3f}" if r["simulated_ms"] is not None else "-"
         err = f"{r['error'] * 100:+.1f}%" if r["error"] is not None else r["simulate_error"]
-        table.append(f"| {os.path.basename(models[r['step']])} | {r['network']} | {r['batch']} | "
-                     f"{r['config']} | `{r['plan']}` | {r['gpus']}/{r['cpus']} | "
-                     f"{r['measured_ms']:.3f} | {sim} | {err} |")
+        if r["estimated_shapes"]:
+            err += f" (est. {len(r['estimated_shapes'])})"
+        chains = r["simulated_cpu_chains"]
+        if chains != r["cpu_chains"]:
+            chains = f"{chains} (ran {r['cpu_chains']})"
+        lines.append(f"| {r['step']} | {os.path.basename(r['models'])} | {r['network']} | "
+                     f"{r['batch']} | {r['config']} | {r['scheduler']} | {chains} | "
+                     f"`{r['plan']}` | {r['gpus']}/{r['cpus']} | {tasks_shown(r)} | "
+                     f"{r['measured_ms']:.3f} ({min(r['measurements']):.3f}-"
+                     f"{max(r['measurements']):.3f}) | {sim} | {err} |")
     within = [r for r in rows if r["error"] is not None]
     ok = sum(abs(r["error"]) <= 0.15 for r in within)
-    table.append("")
-    table.append(f"{ok} of {len(within)} simulated within 15% of the measurement "
-                 f"({len(rows) - len(within)} could not be simulated).")
-    write_atomically(os.path.join(a.out, "validation.md"), "\n".join(table) + "\n")
-    print("\n".join(table))
+    estimated = sum(bool(r["estimated_shapes"]) for r in within)
+    lines.append("")
+    lines.append(f"{ok} of {len(within)} simulated within 15% of the measurement "
+                 f"({len(rows) - len(within)} could not be simulated; {estimated} with estimated "
+                 f"shapes; tasks per step differ in {sum(tasks_shown(r).endswith('!') for r in rows)}"
+                 f").")
+    lines += ["", "| step | rows | within 15% / simulated | error range |", "|---|---|---|---|"]
+    groups = {}
+    for r in rows:
+        groups.setdefault((r["step"], kind(r)), []).append(r)
+    for (step, name), group in groups.items():
+        errors = sorted(r["error"] for r in group if r["error"] is not None)
+        ok = sum(abs(e) <= 0.15 for e in errors)
+        span = f"{errors[0] * 100:+.1f}% to {errors[-1] * 100:+.1f}%" if errors else "-"
+        lines.append(f"| {step} | {name} | {ok} / {len(errors)} | {span} |")
+    return lines
+
+
+def kind(r):
+    """A row's kind for the summary: its config, auto's candidates by their plan's kind."""
+    if r["config"] != "auto candidate":
+        return r["config"] + ("" if r["config"] != "cpu+gpu" else f" `{r['plan'].split(':')[0]}`")
+    plan = r["plan"]
+    name = "samples" if plan.startswith("samples") else plan if ";" not in plan else "filters"
+    return f"auto candidate `{name}`"
 
 
 if __name__ == "__main__":

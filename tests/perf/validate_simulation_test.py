@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""perf/validate_simulation.py from a canned results.jsonl and a stand-in simulate (no StarPU run):
+every row is simulated with its own scheduler, --cpu-chains and --fusion, --chains-rule overrides
+the chains mode of the rows it matches, a plan given on the command line (cpu+gpu without a
+search) is a row of its own, the task counts are compared, and a row that stops on a shape the
+models lack is simulated again with --estimate where asked."""
+import json
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from script_module import load_script, write_stand_in  # noqa: E402
+
+vs = load_script("validate_simulation")
+
+# Answers step_ms 2.0 and 20 tasks a step, except: chains pinned, 10 tasks; plan cpu without
+# --estimate, a missing shape.
+FAKE_SIMULATE = r'''#!PYTHON
+import json, os, sys
+a = sys.argv[1:]
+arg = lambda name: a[a.index(name) + 1]
+if arg("--plan") == "cpu" and "--estimate" not in a:
+    sys.stderr.write("simulate: error: the perf models have no calibrated time of relu\n")
+    sys.exit(1)
+pinned = arg("--cpu-chains") == "pinned"
+print(json.dumps({"step_ms": 2.0, "tasks_per_step": 10 if pinned else 20,
+                  "overheads": "", "estimated_shapes": ["x"] if "--estimate" in a else [],
+                  "sched": os.environ["STARPU_SCHED"], "args": a}))
+'''
+
+
+def line(**fields):
+    base = {"engine": "starcnn", "step": "bench", "network": "lenet", "batch": 64,
+            "cuda_workers": 1, "cpu_workers": 15, "micro_batches": 1, "scheduler": "dmda",
+            "cpu_chains": "auto", "fusion": "on", "tasks_per_step": 20}
+    base.update(fields)
+    return json.dumps(base)
+
+
+class ValidateSimulationTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="validate_simulation_test")
+        self.simulate = write_stand_in(self.dir, "simulate", FAKE_SIMULATE)
+        self.models = os.path.join(self.dir, "home")
+        os.makedirs(self.models)
+        self.results = os.path.join(self.dir, "results.jsonl")
+        with open(self.results, "w") as f:
+            f.write("\n".join([
+                line(config="all-cuda", plan="cuda", step_ms=1.0),
+                line(config="all-cuda", plan="cuda", step_ms=3.0),
+                line(config="cpu+gpu", plan="cuda", step_ms=1.0, search_cpu_workers=15,
+                     auto_candidates=[{"plan": "samples:8", "measured_ms": 4.0},
+                                      {"plan": "cpu", "measured_ms": None}]),
+                line(step="mps-samples-8", config="cpu+gpu", plan="samples:8",
+                     cpu_chains="pinned", tasks_per_step=12, step_ms=2.5),
+                line(step="cpu-lws", config="cpu-only", plan="cpu", scheduler="lws",
+                     cuda_workers=0, cpu_workers=16, micro_batches=8, step_ms=1.6),
+                json.dumps({"engine": "pytorch", "step": "torch", "step_ms": 1.0}),
+            ]) + "\n")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def run_main(self, *extra):
+        out = os.path.join(self.dir, "out")
+        argv = sys.argv
+        sys.argv = ["validate_simulation.py", "--simulate", self.simulate, "--results",
+                    self.results, "--models", f"mps-*={self.models},*={self.models}", "--out",
+                    out] + list(extra)
+        try:
+            vs.main()
+        finally:
+            sys.argv = argv
+        with open(os.path.join(out, "validation.jsonl")) as f:
+            rows = [json.loads(text) for text in f]
+        with open(os.path.join(out, "validation.md")) as f:
+            table = f.read()
+        return {(r["step"], r["config"], r["plan"]): r for r in rows}, table
+
+    def test_rows_flags_and_task_counts(self):
+        rows, table = self.run_main("--chains-rule", "bench:all-cuda/samples:.*=scheduled",
+                                    "--chains-rule", "bench/samples:.*=pinned")
+        self.assertEqual(len(rows), 4)
+        cuda = rows[("bench", "all-cuda", "cuda")]
+        self.assertEqual(cuda["measured_ms"], 2.0)  # the median of the two repeats
+        self.assertAlmostEqual(cuda["error"], 0.0)
+        self.assertIn("--cpu-chains auto --fusion on", cuda["command"])
+        self.assertTrue(cuda["command"].startswith("STARPU_SCHED=dmda "))
+        candidate = rows[("bench", "auto candidate", "samples:8")]
+        self.assertEqual(candidate["simulated_cpu_chains"], "pinned")  # the rule
+        self.assertEqual(candidate["cpus"], 15)
+        self.assertAlmostEqual(candidate["error"], -0.5)
+        split = rows[("mps-samples-8", "cpu+gpu", "samples:8")]
+        self.assertEqual((split["tasks_per_step"], split["simulated_tasks_per_step"]), (12, 10))
+        self.assertIn("12/10 !", table)
+        lws = rows[("cpu-lws", "cpu-only", "cpu")]
+        self.assertIsNone(lws["simulated_ms"])
+        self.assertIn("no calibrated time of relu", lws["simulate_error"])
+        self.assertTrue(lws["command"].startswith("STARPU_SCHED=lws "))
+        self.assertIn("tasks per step differ in 1", table)
+
+    def test_replace_rows(self):
+        self.run_main()
+        rows, table = self.run_main("--estimate-missing", "--plans", "cpu", "--replace-rows")
+        self.assertEqual(len(rows), 4)
+        self.assertEqual(rows[("cpu-lws", "cpu-only", "cpu")]["simulated_ms"], 2.0)  # again
+        self.assertAlmostEqual(rows[("bench", "all-cuda", "cuda")]["error"], 0.0)  # kept
+        self.assertIn("1 of 4 simulated within 15%", table)
+
+    def test_estimate_missing(self):
+        rows, table = self.run_main("--estimate-missing")
+        lws = rows[("cpu-lws", "cpu-only", "cpu")]
+        self.assertEqual(lws["simulated_ms"], 2.0)
+        self.assertEqual(lws["estimated_shapes"], ["x"])
+        self.assertIn("(est. 1)", table)
+        self.assertIn("| cpu-lws | cpu-only | 0 / 1 |", table)
+
+
+if __name__ == "__main__":
+    unittest.main()
