@@ -49,7 +49,8 @@ TEST_P(SumPackedTest, EachGroupSumsIntoItsSlice) {
     testing::expect_close(packed.read(), want, 1e-6 * double(per_group + 1));
     for (size_t g = 0; g < values.size(); ++g)
       for (size_t s = 0; s < per_group; ++s)
-        EXPECT_EQ(held[g * per_group + s]->read(), values[g][s]) << "group " << g << " vector " << s;
+        EXPECT_EQ(held[g * per_group + s]->read(), values[g][s])
+            << "group " << g << " vector " << s;
   }
   EXPECT_EQ(testing::count_tasks().cpu_tasks, 3);
 }
