@@ -129,12 +129,14 @@ void ParameterSet::submit_sum_grads(size_t slots, const std::vector<size_t> &cpu
 }
 
 bool ParameterSet::use_host_mirror() {
+  // One SGD task updates every vector, off the CPU workers (CUDA, or any worker where the
+  // scheduler picks), in params_ order: the packed vectors' layout.
   size_t total = 0;
   for (auto &p : params_) {
-    // Updated off the CPU workers (CUDA, or any worker where the scheduler picks).
-    if (p->part_count() != 1 || kind_of(part_where(*p, 0)) == Where::cpu) return false;
+    if (p->part_count() != 1 || part_where(*p, 0) != part_where(*params_[0], 0)) return false;
     total += p->size();
   }
+  if (kind_of(part_where(*params_[0], 0)) == Where::cpu) return false;
   if (!host_weights_) {
     host_weights_.emplace(std::vector<int>{int(total)}, "host_weights");
     host_grads_.emplace(std::vector<int>{int(total)}, "host_grads");
@@ -166,7 +168,7 @@ void ParameterSet::submit_update(const SgdParams &params) {
       by_side[part_where(*p, part)].push_back(
           {p->value(part).handle(), p->grad(part).handle(),
            params.momentum != 0.0f ? p->momentum(part).handle() : nullptr});
-  // With the mirror every vector is on the CUDA side, in the mirror's order.
+  // With the mirror every vector is on one side, in the mirror's order (use_host_mirror).
   SgdPacked packed;
   if (host_weights_) {
     packed.weights_copy = host_weights_->handle();

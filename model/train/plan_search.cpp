@@ -138,7 +138,9 @@ namespace {
 template <typename Measure>
 void refine(PlanSearch &search, const std::vector<bool> &gpu_only, const Measure &measure,
             const PlanSearchOptions &options) {
-#ifndef STARPU_SIMGRID  // a simulated step has no noise to average out
+#ifdef STARPU_SIMGRID
+  return;  // a simulated step has no noise to average out
+#endif
   double best = INFINITY;
   for (const PlanCandidate &c : search.candidates) best = std::min(best, c.measured_ms);
   if (!std::isfinite(best) || options.refine_seconds <= 0) return;
@@ -153,9 +155,6 @@ void refine(PlanSearch &search, const std::vector<bool> &gpu_only, const Measure
     c.first_ms = c.measured_ms;
     measure(c, gpu_only[i], warmup, timed);
   }
-#else
-  (void)search, (void)gpu_only, (void)measure, (void)options;
-#endif
 }
 
 }  // namespace
@@ -291,18 +290,17 @@ std::vector<std::string> describe(const PlanSearch &search) {
     std::string predicted =
         c.predicted_ms < 0 ? ""
                            : ", predicted " + std::to_string(c.predicted_ms).substr(0, 6) + " ms";
+    const std::string first =
+        c.first_ms > 0
+            ? " (first " + std::to_string(c.first_ms).substr(0, 6) + ", over fewer steps)"
+            : "";
     const std::string name = candidate_name(c);
     const bool chosen = c.plan == search.plan && c.micro_batches == search.micro_batches;
     if (!c.failure.empty())
       std::snprintf(line, sizeof(line), "  %s: failed: %s", name.c_str(), c.failure.c_str());
     else
-      std::snprintf(
-          line, sizeof(line), "  %s: measured %.3f ms/step%s%s%s", name.c_str(), c.measured_ms,
-          c.first_ms > 0
-              ? (" (first " + std::to_string(c.first_ms).substr(0, 6) + ", over fewer steps)")
-                    .c_str()
-              : "",
-          predicted.c_str(), chosen ? "  <- chosen" : "");
+      std::snprintf(line, sizeof(line), "  %s: measured %.3f ms/step%s%s%s", name.c_str(),
+                    c.measured_ms, first.c_str(), predicted.c_str(), chosen ? "  <- chosen" : "");
     lines.push_back(line);
   }
   return lines;

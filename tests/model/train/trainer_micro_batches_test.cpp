@@ -142,6 +142,20 @@ TEST_P(TrainerMicroBatchesTest, PackedSampleSplitTrainsLikeTheWholeBatch) {
   }
 }
 
+// The mirror's packed layout is one SGD task's vectors: parameters updated on two sides (conv1 on
+// any worker, the rest on CUDA) or on the CPU get none (the plans are only parsed: no CUDA needed).
+TEST_P(TrainerMicroBatchesTest, PackedExchangeNeedsOneUpdateSideOffTheCpu) {
+  const NetworkSpec spec = parse_network(kNet, "sides.net");
+  const MachineWorkers one_gpu{2, 1};
+  ParameterSet on_cuda(spec, parse_network_plan("cuda"), one_gpu);
+  EXPECT_TRUE(on_cuda.use_host_mirror());
+  ParameterSet two_sides(spec, parse_network_plan("cuda;conv1=4@any"), one_gpu);
+  EXPECT_FALSE(two_sides.use_host_mirror());
+  EXPECT_EQ(two_sides.host_weights(), nullptr);
+  ParameterSet on_cpu(spec, parse_network_plan("cpu"), one_gpu);
+  EXPECT_FALSE(on_cpu.use_host_mirror());
+}
+
 // A whole-CPU plan's micro-batches, each pinned to a CPU worker of its own (as many as workers),
 // and the same left to the scheduler.
 TEST_P(TrainerMicroBatchesTest, PinnedCpuChainsTrainLikeTheWholeBatch) {
