@@ -6,6 +6,7 @@
 #include "apps/cli/args.h"
 #include "apps/cli/blas_core.h"
 #include "apps/cli/cpu_chains_option.h"
+#include "apps/cli/cuda_chain_option.h"
 #include "apps/cli/math_option.h"
 #include "apps/cli/output_dir.h"
 #include "apps/cli/progress.h"
@@ -54,6 +55,7 @@ struct Options {
   std::string rank_shares = "even";
   std::string math = kDefaultProgramMath;
   std::string cpu_chains = "auto";
+  std::string cuda_chain = "graph";
   bool init_any_network = false;
   long epochs = 3, batch = 64, seed = 1, eval_every = 1, log_every = 100, max_steps = 0;
   long micro_batches = 0;  // 0: chosen from the workers (choose_micro_batches)
@@ -90,6 +92,7 @@ Options parse_options(int argc, char **argv, bool *run) {
       "workers, else 1",
       &o.micro_batches, 0, 1 << 20);
   add_cpu_chains_option(args, &o.cpu_chains);
+  add_cuda_chain_option(args, &o.cuda_chain);
   args.add("lr", "F", "learning rate", &o.lr, 0.0, 1e6);
   args.add_choice("lr-schedule", {"constant", "cosine"},
                   "the learning rate throughout, or annealed along a cosine to zero at the last "
@@ -180,6 +183,7 @@ json::Object json_summary(const Options &o, const std::string &plan, const Runti
       .integer("batch", o.batch)
       .integer("micro_batches", micro_batches)
       .string("cpu_chains", o.cpu_chains)
+      .string("cuda_chain", o.cuda_chain)
       .integer("epochs", last.epoch + 1)
       .integer("steps", step)
       .fixed("train_loss", last.train_loss, 6)
@@ -421,6 +425,7 @@ int train_network(const Options &o, const NetworkSpec &spec, const Dataset &trai
   config.seed = uint64_t(o.seed);
   config.log_every = size_t(o.log_every);
   config.pin_cpu_chains = parse_cpu_chains(o.cpu_chains);
+  config.cuda_chain = parse_cuda_chain(o.cuda_chain);
   config.cpu_chain_samples = min_samples_per_cpu_chain(spec);
   config.shard = shard;
   MachineWorkers workers = first.workers();

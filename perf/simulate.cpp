@@ -9,6 +9,7 @@
 // on stdout, a short table on stderr.
 #include "apps/cli/args.h"
 #include "apps/cli/cpu_chains_option.h"
+#include "apps/cli/cuda_chain_option.h"
 #include "codelets/accumulate.h"
 #include "codelets/support/simulated_models.h"
 #include "model/io/json.h"
@@ -40,7 +41,7 @@ namespace {
 
 struct Options {
   std::string models, host, network = "lenet", plan = "cuda", sched, keep_home, overheads;
-  std::string cpu_task_cost = "handoff", cpu_chains = "auto", fusion = "on";
+  std::string cpu_task_cost = "handoff", cpu_chains = "auto", fusion = "on", cuda_chain = "graph";
   long gpus = 1, cpus = 0, batch = 64;
   bool estimate = false, no_overheads = false, free_reductions = false;
   TimingOptions timing;
@@ -202,6 +203,7 @@ int run(Options o) {
       .integer("micro_batches", t.micro_batches)
       .string("cpu_chains", o.cpu_chains)
       .string("fusion", o.fusion)
+      .string("cuda_chain", o.cuda_chain)
       .string("overheads", overheads.file)
       .fixed("submit_us", overheads.costs.submit_us, 3)
       .fixed("cpu_task_us", overheads.costs.cpu_us, 3)
@@ -266,6 +268,7 @@ int main(int argc, char **argv) {
              "every candidate",
              &o.plan);
     add_cpu_chains_option(args, &o.cpu_chains);
+    add_cuda_chain_option(args, &o.cuda_chain);
     args.add_choice("fusion", {"on", "off"},
                     "a whole convolution's ReLU and maxpool in its own tasks (as train_benchmark's "
                     "--fusion on) or as tasks of their own",
@@ -308,6 +311,7 @@ int main(int argc, char **argv) {
     // As train_benchmark's: the same task flow for the same flags.
     o.timing.pin_cpu_chains = parse_cpu_chains(o.cpu_chains);
     o.timing.fuse_layers = o.fusion == "on";
+    o.timing.cuda_chain = parse_cuda_chain(o.cuda_chain);
     return run(o);
   });
 }

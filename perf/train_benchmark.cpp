@@ -20,6 +20,10 @@
 #include "apps/cli/args.h"
 #include "apps/cli/blas_core.h"
 #include "apps/cli/cpu_chains_option.h"
+#include "apps/cli/cuda_chain_option.h"
+#ifdef STARCNN_USE_CUDA
+#include "codelets/support/cuda_graph_cache.h"
+#endif
 #include "apps/cli/math_option.h"
 #include "codelets/support/codelet_runtime.h"
 #include "codelets/support/codelet_support.h"
@@ -59,7 +63,8 @@ const std::vector<std::string> kConfigs = {"cpu-only", "gpu-only", "all-cuda", "
 struct Options {
   std::string networks = "lenet,wide", batches = "64,256",
               configs = "cpu-only,gpu-only,all-cuda,cpu+gpu";
-  std::string plan = "auto", sched, math = kDefaultProgramMath, cpu_chains = "auto", fusion = "on";
+  std::string plan = "auto", sched, math = kDefaultProgramMath, cpu_chains = "auto", fusion = "on",
+              cuda_chain = "graph";
   long repeats = 1;
   TimingOptions timing;
 };
@@ -304,7 +309,9 @@ int run(const Options &o) {
       for (long repeat = 0; repeat < o.repeats; ++repeat)
         for (const std::string &config : configs) {
           json::Object common = common_fields(networks[i], batch, config, o.math, machine);
-          common.string("cpu_chains", o.cpu_chains).string("fusion", o.fusion);
+          common.string("cpu_chains", o.cpu_chains)
+              .string("fusion", o.fusion)
+              .string("cuda_chain", o.cuda_chain);
           if (o.repeats > 1) common.integer("repeat", repeat);
           if (config != "cpu-only" && machine.cuda_workers == 0) {
             if (repeat == 0) {
@@ -315,7 +322,14 @@ int run(const Options &o) {
             continue;
           }
           env.apply(config);
+#ifdef STARCNN_USE_CUDA
+          const uint64_t replays = cuda_graph_replays();
+#endif
           const Result res = measure(o, specs[i], data, batch, config);
+#ifdef STARCNN_USE_CUDA
+          // Whether the CUDA chains ran as graphs (warm-up and search included).
+          common.integer("cuda_graph_replays", int64_t(cuda_graph_replays() - replays));
+#endif
           print_result(common, batch, res);
           const TrainTiming &r = res.timing;
           std::fprintf(stderr, "%-8s %6zu %-9s %10.3f %10.1f %7llu %4.0f/%-4.0f  %s\n",
@@ -380,6 +394,7 @@ int main(int argc, char **argv) {
              "else 1)",
              &o.timing.micro_batches, 0, 1 << 20);
     add_cpu_chains_option(args, &o.cpu_chains);
+    add_cuda_chain_option(args, &o.cuda_chain);
     args.add_choice("fusion", {"on", "off"},
                     "a whole convolution's ReLU and maxpool in its own tasks (one task each way, "
                     "as train runs it) or as tasks of their own (to compare)",
@@ -389,6 +404,7 @@ int main(int argc, char **argv) {
     apply_math_option(o.math);
     o.timing.pin_cpu_chains = parse_cpu_chains(o.cpu_chains);
     o.timing.fuse_layers = o.fusion == "on";
+    o.timing.cuda_chain = parse_cuda_chain(o.cuda_chain);
     return run(o);
   });
 }

@@ -53,6 +53,7 @@ TrainConfig timing_config(const NetworkSpec &spec, size_t batch, const TimingOpt
   tc.log_every = size_t(o.round);
   tc.pin_cpu_chains = o.pin_cpu_chains;
   tc.fuse_layers = o.fuse_layers;
+  tc.cuda_chain = o.cuda_chain;
   return tc;
 }
 

@@ -23,6 +23,7 @@ struct TimingOptions {
   long steps = 20, warmup = 10, round = 5, seed = 1, micro_batches = 0;
   CpuChains pin_cpu_chains = CpuChains::automatic;  // TrainConfig::pin_cpu_chains
   bool fuse_layers = true;                          // TrainConfig::fuse_layers
+  CudaChain cuda_chain = CudaChain::graph;          // TrainConfig::cuda_chain
   double max_seconds = 20, lr = 0.01;
 };
 

@@ -5,23 +5,16 @@
 
 #include "codelets/accumulate.h"
 #include "codelets/conv2d/conv2d_shape.h"
+#include "codelets/support/scratch_vector.h"
 
 namespace starcnn {
 
 // A STARPU_SCRATCH vector for one sample's im2col matrix (shape.col_rows() x shape.col_cols(),
 // a single float for pointwise shapes, which need none). Pass handle() to the task; it is handed
-// back (starpu_data_unregister_submit) when this goes out of scope, the task submitted or not.
-class ColScratch {
+// back when this goes out of scope, the task submitted or not.
+class ColScratch : public ScratchVector {
  public:
   explicit ColScratch(const Conv2dShape &shape);
-  ~ColScratch() { starpu_data_unregister_submit(handle_); }
-  ColScratch(const ColScratch &) = delete;
-  ColScratch &operator=(const ColScratch &) = delete;
-
-  starpu_data_handle_t handle() const { return handle_; }
-
- private:
-  starpu_data_handle_t handle_ = nullptr;
 };
 
 // The argument of the gradient tasks: the shape and whether to add into the output.

@@ -19,10 +19,22 @@ bool next_is(const NetworkSpec &spec, size_t i, LayerKind kind) {
   return i + 1 < spec.layers.size() && spec.layers[i + 1].kind == kind;
 }
 
+// Whether every convolution of `spec` is one whole task on CUDA workers under `params`' plans.
+bool convs_whole_on_cuda(const ParameterSet &params, const NetworkSpec &spec, uint32_t batch) {
+  for (const LayerSpec &layer : spec.layers) {
+    if (layer.kind != LayerKind::conv) continue;
+    const SplitPlan &plan = params.conv_plan(layer.name);
+    if (!ConvLayer::is_whole_plan(plan, batch) || kind_of(plan.parts[0].where) != Where::cuda)
+      return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 Network::Network(const NetworkSpec &spec, ParameterSet &params, int batch, int loss_batch,
-                 size_t grad_slot, std::optional<NetworkPlacement> placement, bool fuse)
+                 size_t grad_slot, std::optional<NetworkPlacement> placement, bool fuse,
+                 CudaChain cuda_chain)
     : batch_(batch),
       loss_batch_(loss_batch > 0 ? loss_batch : batch),
       classes_(int(spec.output().size())),
@@ -87,7 +99,10 @@ Network::Network(const NetworkSpec &spec, ParameterSet &params, int batch, int l
   }
   if (layers_.empty()) throw std::invalid_argument(spec.source + ": the network has no layers");
   if (fuse && place.convs_at_home && kind_of(home_) == Where::cpu && device_of(home_) >= 0)
-    chain_ = CpuChain::build(spec, params, batch_, loss_batch_, grad_slot);
+    chain_ = LayerChain::build(spec, params, batch_, loss_batch_, grad_slot, home_);
+  if (fuse && kind_of(home_) == Where::cuda &&
+      (place.convs_at_home || convs_whole_on_cuda(params, spec, n)))
+    chain_ = LayerChain::build(spec, params, batch_, loss_batch_, grad_slot, home_, cuda_chain);
   if (!spec.output().flat && spec.output().size() != spec.output().c)
     throw std::invalid_argument(spec.source + ": the network must end in class scores");
   logits_grad_ = Tensor({batch, classes_}, "dlogits");

@@ -3,8 +3,8 @@
 #pragma once
 
 #include "codelets/softmax_xent.h"
-#include "model/nn/cpu_chain.h"
 #include "model/nn/layer.h"
+#include "model/nn/layer_chain.h"
 #include "model/nn/network_spec.h"
 #include "model/nn/parameter_set.h"
 
@@ -32,10 +32,11 @@ class Network {
   // loss_batch == batch and slot 0. The placement defaults to the parameter set's plan
   // (ParameterSet::home()). `fuse`: a whole convolution runs the ReLU and maxpool after it in its
   // own tasks (ConvFusion), one task each way instead of two or three, and forward_backward's
-  // loss is one task.
+  // loss is one task. `cuda_chain`: how forward_backward runs a fusing network whose every layer
+  // is whole on CUDA (layer_chain.h).
   Network(const NetworkSpec &spec, ParameterSet &params, int batch, int loss_batch = 0,
           size_t grad_slot = 0, std::optional<NetworkPlacement> placement = std::nullopt,
-          bool fuse = true);
+          bool fuse = true, CudaChain cuda_chain = CudaChain::off);
 
   int batch() const { return batch_; }
   Where home() const { return home_; }
@@ -49,7 +50,8 @@ class Network {
   void backward(const Tensor &input, const Tensor &labels);
   // A training step's passes: forward, then backward, as the two calls above; a fusing network
   // computes the loss and its gradient in one task, and one pinned to a CPU worker (a CPU
-  // micro-batch's chain) runs the whole pass as one task (CpuChain).
+  // micro-batch's chain) or wholly on CUDA (with cuda_chain) runs the whole pass as one task
+  // (LayerChain).
   void forward_backward(const Tensor &input, const Tensor &labels, const Tensor &stats);
   const Tensor &logits() const { return layers_.back()->output(); }
   // One line per layer, for the run's header.
@@ -63,8 +65,9 @@ class Network {
   int batch_, loss_batch_, classes_;
   Where home_;
   bool fuse_;
-  // A fusing network pinned to one CPU worker trains as one task (cpu_chain.h).
-  std::optional<CpuChain> chain_;
+  // A fusing network pinned to one CPU worker, or wholly on CUDA, trains as one task
+  // (layer_chain.h).
+  std::optional<LayerChain> chain_;
   std::vector<std::unique_ptr<Layer>> layers_;
   Tensor logits_grad_;
 };

@@ -57,7 +57,7 @@ class ParameterSet {
   // A sample split's exchange with its CPU networks, packed (codelets/sum_packed.h): the CPU
   // networks' gradient slots are summed on the CPU into one vector, which the update on the CUDA
   // side adds in as it updates, and it writes the new weights into one vector as well, which the
-  // CPU networks' chains read (CpuChain). Two copies across the bus a step instead of two per
+  // CPU networks' chains read (LayerChain). Two copies across the bus a step instead of two per
   // parameter. Only where every parameter is one part and all are updated on one side off
   // the CPU workers (CUDA, or any worker); returns whether it is on. The weights' copy is refreshed
   // by submit_pack_weights (call it before the first step, and after anything but the update wrote

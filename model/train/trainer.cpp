@@ -110,11 +110,11 @@ bool convs_whole_on_cpu(const ParameterSet &params, const NetworkSpec &spec) {
 void pin_cpu_chains(std::vector<MicroBatch> &cut, const ParameterSet &params,
                     const NetworkSpec &spec, int cpu_workers, CpuChains mode) {
   if (mode == CpuChains::scheduled) return;
-  // A pinned chain runs as one task (CpuChain), which pays where tasks are small: lenet's CPU step
-  // under lws took 1.59 / 3.09 ms pinned against 2.68 / 4.08 scheduled (b64 / b256), wide's 81.1 /
-  // 381.4 against 70.5 / 327.5, its chains' backward filter and data no longer side by side
-  // (perf/results/h200-2026-12-03-z); beside a CUDA worker, under dmda, lenet's scheduled `cpu`
-  // candidate took 17.4 ms (call u).
+  // A pinned chain runs as one task (LayerChain), which pays where tasks are small: lenet's CPU
+  // step under lws took 1.59 / 3.09 ms pinned against 2.68 / 4.08 scheduled (b64 / b256),
+  // wide's 81.1 / 381.4 against 70.5 / 327.5, its chains' backward filter and data no longer side
+  // by side (perf/results/h200-2026-12-03-z); beside a CUDA worker, under dmda, lenet's scheduled
+  // `cpu` candidate took 17.4 ms (call u).
   const bool pin_plan = mode == CpuChains::pinned || min_samples_per_cpu_chain(spec) > 1;
   const bool plan_on_cpu =
       pin_plan && params.home() == Where::cpu && convs_whole_on_cpu(params, spec);
@@ -165,7 +165,7 @@ Trainer::Trainer(const NetworkSpec &spec, ParameterSet &params, const Dataset &t
   for (size_t m = 0; m < micro; ++m)
     networks_.push_back(std::make_unique<Network>(spec, params, int(micro_[m].size),
                                                   int(config.batch), m, micro_[m].placement,
-                                                  config.fuse_layers));
+                                                  config.fuse_layers, config.cuda_chain));
   for (int slot = 0; slot < 2; ++slot)
     for (size_t m = 0; m < micro; ++m) {
       const int size = networks_[m]->batch();

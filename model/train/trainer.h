@@ -21,7 +21,7 @@
 namespace starcnn {
 
 // Whether the CPU micro-batches of a step (TrainConfig::pin_cpu_chains) each run on a CPU worker
-// of their own, each as one task (CpuChain): automatic pins a sample split's chains, and a
+// of their own, each as one task (LayerChain): automatic pins a sample split's chains, and a
 // whole-CPU plan's when the network's samples are small (min_samples_per_cpu_chain above 1:
 // lenet, not wide), leaving the others to the scheduler.
 enum class CpuChains { automatic, pinned, scheduled };
@@ -55,7 +55,7 @@ struct TrainConfig {
   size_t cpu_chain_samples = 16;
   // Each micro-batch whose every op runs on the CPU workers (a sample split's CPU chains, or the
   // micro-batches of a whole-CPU plan) pinned to a CPU worker of its own when there are enough,
-  // and run there as one task (CpuChain): no scheduler choice and no hand-off between its layers,
+  // and run there as one task (LayerChain): no scheduler choice and no hand-off between its layers,
   // but a chain's independent work (a layer's backward filter and data) no longer runs side by
   // side. On the H200 (call z): lenet's CPU step 0.59x / 0.76x as long pinned, wide's 1.15x /
   // 1.16x; lenet b256's sample splits under the MPS cap 3.60-4.18 ms pinned against 3.84-4.85
@@ -63,6 +63,9 @@ struct TrainConfig {
   CpuChains pin_cpu_chains = CpuChains::automatic;
   // Whole convolutions run the ReLU and maxpool after them in their own tasks (Network's fuse).
   bool fuse_layers = true;
+  // A fusing micro-batch whose every layer is whole on CUDA trains as one task (LayerChain),
+  // its kernels replayed as a CUDA graph, or launched one by one, or layer by layer (off).
+  CudaChain cuda_chain = CudaChain::graph;
   // Learning rate over the run: `lr` throughout, or cosine annealing from `lr` at step 0 to zero
   // at step `schedule_steps` (step counts from the first run, so a resumed run continues it).
   bool cosine_lr = false;

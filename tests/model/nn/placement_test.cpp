@@ -162,6 +162,52 @@ TEST_F(PlacementTest, APinnedTaskWithoutItsDeviceIsAClearError) {
   EXPECT_EQ(pinned_worker(Where::cpu, "relu"), -1);
 }
 
+// A training step's ops (forward_backward, then the update) of a network built with `chain`.
+std::multimap<std::string, Where> chained_step(const NetworkSpec &spec, const std::string &plan,
+                                               CudaChain chain,
+                                               const MachineWorkers &machine = kMachine) {
+  ParameterSet params(spec, parse_network_plan(plan), machine);
+  Network network(spec, params, 8, 8, 0, std::nullopt, true, chain);
+  Tensor images({8, spec.input.c, spec.input.h, spec.input.w}, "images");
+  Tensor labels({8}, "labels", ElementType::i32);
+  Tensor stats({int(kXentStatsSize)}, "stats");
+  std::multimap<std::string, Where> placed;
+  TaskLog log;
+  network.forward_backward(images, labels, stats);
+  params.submit_update({0.1f, 0.9f, 0.0f, false});
+  for (const LoggedTask &t : log.tasks()) placed.emplace(t.op, t.where);
+  return placed;
+}
+
+// A network wholly on CUDA trains as one CUDA task (and its update), whether it replays a graph or
+// launches its kernels; layer by layer with the chain off.
+TEST_F(PlacementTest, AWholeCudaNetworkTrainsAsOneCudaChainTask) {
+  for (CudaChain chain : {CudaChain::graph, CudaChain::kernels}) {
+    const auto tasks = chained_step(spec_, "cuda", chain);
+    EXPECT_EQ(tasks, (std::multimap<std::string, Where>{{"cuda_chain", Where::cuda},
+                                                        {"sgd_update", Where::cuda}}));
+  }
+  for (const std::string net : {"lenet", "wide"}) {
+    const auto pinned = chained_step(load_network(net), "cuda1", CudaChain::graph, {4, 2});
+    EXPECT_EQ(pinned, (std::multimap<std::string, Where>{{"cuda_chain", cuda_device(1)},
+                                                         {"sgd_update", cuda_device(1)}}))
+        << net;
+  }
+  const auto layers = chained_step(spec_, "cuda", CudaChain::off);
+  EXPECT_GT(layers.size(), 10u);
+  EXPECT_EQ(layers.count("cuda_chain"), 0u);
+}
+
+// A convolution split by filters, cut into sample blocks, or placed off CUDA keeps the layer tasks.
+TEST_F(PlacementTest, ANetworkNotWhollyOnCudaKeepsItsLayerTasks) {
+  for (const char *plan :
+       {"cuda;conv2=4@cpu/2,12@cuda", "cuda;conv2=16@cuda/2", "cuda;conv1=cpu", "cpu", "none"}) {
+    const auto tasks = chained_step(spec_, plan, CudaChain::graph);
+    EXPECT_EQ(tasks.count("cuda_chain"), 0u) << plan;
+    EXPECT_GT(tasks.size(), 5u) << plan;
+  }
+}
+
 TEST_F(PlacementTest, NoneLeavesEveryTaskToTheScheduler) {
   const auto tasks = step_tasks(spec_, "none");
   for (const auto &[op, where] : tasks) EXPECT_EQ(where, Where::any) << op;

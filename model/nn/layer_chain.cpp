@@ -1,0 +1,137 @@
+#include "model/nn/layer_chain.h"
+
+#include "codelets/conv2d/conv2d_prepare.h"
+#include "codelets/softmax_xent.h"
+#include "codelets/support/scratch_vector.h"
+#include "model/nn/layer_chain_program.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace starcnn {
+
+std::vector<LayerParams> layer_params(const LayerChain::Program &p, void *buffers[]) {
+  std::vector<LayerParams> layers;
+  void **b = buffers + kFirstParamBuffer;
+  const float *packed = p.packed_weights ? vector_data(*b++) : nullptr;
+  for (uint32_t i = 0; i < p.ops; ++i) {
+    const LayerChain::Op &op = p.op[i];
+    if (op.kind != ChainOpKind::conv && op.kind != ChainOpKind::linear) continue;
+    if (packed) {
+      layers.push_back(
+          {packed + op.w_offset, packed + op.b_offset, vector_data(b[0]), vector_data(b[1])});
+      b += 2;
+    } else {
+      layers.push_back(
+          {vector_data(b[0]), vector_data(b[2]), vector_data(b[1]), vector_data(b[3])});
+      b += 4;
+    }
+  }
+  return layers;
+}
+
+namespace {
+
+// Two codelets, so that each side's perf model keeps the symbol its calibrations were made with.
+starpu_perfmodel cpu_chain_model = history_model("starcnn_cpu_chain");
+starpu_codelet cpu_chain_codelet =
+    make_codelet("cpu_chain", layer_chain_cpu_task, nullptr, &cpu_chain_model, {});
+starpu_perfmodel cuda_chain_model = history_model("starcnn_cuda_chain");
+starpu_codelet cuda_chain_codelet = make_codelet(
+    "cuda_chain", nullptr, STARCNN_CUDA_FUNC(layer_chain_cuda_task), &cuda_chain_model, {});
+
+}  // namespace
+
+std::optional<LayerChain> LayerChain::build(const NetworkSpec &spec, ParameterSet &params,
+                                            int batch, int loss_batch, size_t grad_slot, Where side,
+                                            CudaChain cuda) {
+  Program p;
+  const uint32_t n = uint32_t(batch);
+  p.batch = n;
+  p.loss_batch = uint32_t(loss_batch);
+  p.classes = uint32_t(spec.output().size());
+  p.input_floats = uint64_t(n) * uint64_t(spec.input.size());
+  LayerChain chain;
+  chain.cuda_ = kind_of(side) == Where::cuda;
+  if (chain.cuda_ && cuda == CudaChain::off) return std::nullopt;
+  p.graph = chain.cuda_ && cuda == CudaChain::graph;
+  // The packed host weights are the CPU chains' (the CUDA side updates the parameters themselves).
+  const Tensor *packed = chain.cuda_ ? nullptr : params.host_weights();
+  p.packed_weights = packed != nullptr;
+  if (packed) chain.params_.push_back({packed->handle(), STARPU_R});
+  const auto add_params = [&](const std::string &layer, Op &op) {
+    op.param = p.layers_with_params++;
+    Parameter &w = params.get(layer + ".weight"), &b = params.get(layer + ".bias");
+    if (packed) {
+      op.w_offset = params.host_offset(w);
+      op.b_offset = params.host_offset(b);
+      for (Parameter *t : {&w, &b})
+        chain.params_.push_back({t->grad(0, grad_slot).handle(), STARPU_W});
+      return;
+    }
+    for (Parameter *t : {&w, &b}) {
+      chain.params_.push_back({t->value(0).handle(), STARPU_R});
+      chain.params_.push_back({t->grad(0, grad_slot).handle(), STARPU_W});
+    }
+  };
+  for (const LayerSpec &layer : spec.layers) {
+    if (layer.kind == LayerKind::flatten) continue;
+    if (p.ops == uint32_t(kMaxChainOps)) return std::nullopt;
+    Op &op = p.op[p.ops];
+    switch (layer.kind) {
+      case LayerKind::conv:
+        if (params.conv_plan(layer.name).parts.size() != 1) return std::nullopt;
+        op.kind = ChainOpKind::conv;
+        op.conv = conv_shape(layer, n);
+        p.col_floats = std::max<uint64_t>(p.col_floats, op.conv.col_rows() * op.conv.col_cols());
+        if (chain.cuda_) prepare_conv2d(op.conv);  // cuDNN's descriptors on every CUDA worker
+        add_params(layer.name, op);
+        break;
+      case LayerKind::relu:
+        op.kind = ChainOpKind::relu;
+        break;
+      case LayerKind::maxpool:
+        if (layer.kernel != 2) return std::nullopt;
+        op.kind = ChainOpKind::maxpool;
+        op.pool = {n, uint32_t(layer.in.c), uint32_t(layer.in.h), uint32_t(layer.in.w)};
+        op.argmax_offset = p.argmax_ints;
+        p.argmax_ints += op.pool.out_size();
+        break;
+      case LayerKind::linear:
+        op.kind = ChainOpKind::linear;
+        op.linear = {n, uint32_t(layer.in.size()), uint32_t(layer.out)};
+        add_params(layer.name, op);
+        break;
+      case LayerKind::flatten:
+        break;
+    }
+    op.out_size = uint64_t(n) * uint64_t(layer.out_shape.size());
+    op.out_offset = p.act_floats;
+    p.act_floats += op.out_size;
+    ++p.ops;
+  }
+  if (p.ops == 0) return std::nullopt;
+  if (chain.cuda_) {
+    chain.scratch_.push_back(
+        std::make_shared<ScratchVector>(p.act_floats + kXentStatsSize, sizeof(float)));
+    chain.scratch_.push_back(std::make_shared<ScratchVector>(p.act_floats, sizeof(float)));
+    chain.scratch_.push_back(
+        std::make_shared<ScratchVector>(std::max<uint64_t>(1, p.argmax_ints), sizeof(int32_t)));
+  }
+  chain.program_.resize(sizeof(Program));
+  std::memcpy(chain.program_.data(), &p, sizeof(Program));
+  return chain;
+}
+
+void LayerChain::submit(const Tensor &images, const Tensor &labels, const Tensor &stats,
+                        Where where) const {
+  std::vector<starpu_data_descr> buffers = {
+      {images.handle(), STARPU_R}, {labels.handle(), STARPU_R}, {stats.handle(), STARPU_REDUX}};
+  buffers.insert(buffers.end(), params_.begin(), params_.end());
+  for (const auto &s : scratch_) buffers.push_back({s->handle(), STARPU_SCRATCH});
+  starpu_codelet &codelet = cuda_ ? cuda_chain_codelet : cpu_chain_codelet;
+  insert_task(codelet, cuda_ ? "cuda_chain" : "cpu_chain", where, 0, STARPU_DATA_MODE_ARRAY,
+              buffers.data(), int(buffers.size()), STARPU_VALUE, program_.data(), program_.size());
+}
+
+}  // namespace starcnn

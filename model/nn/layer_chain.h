@@ -1,0 +1,61 @@
+// A micro-batch's whole training pass as one task: forward through every layer, the loss, and
+// backward into its gradient slot, the layers' kernels called in turn on one worker.
+// - On a CPU worker: a micro-batch pinned there runs its ~14 layer tasks one after the other
+//   anyway, and under the H200's MPS cap each hand-off between them cost 0.1-0.2 ms: a chain of 8
+//   lenet samples took ~2.5 ms for ~1.1 ms of kernels (perf/results/h200-2026-12-03-x).
+// - On a CUDA worker (a network wholly on CUDA): each of a step's 13 (lenet) to 17 (wide) layer
+//   tasks waited for the previous one's kernels to finish before its own launches began, ~1 ms a
+//   step at lenet b64 for ~0.2 ms of kernels (perf/results/h200-2026-12-04-a, trace-gpu64). In one
+//   task the launches overlap the kernels, and as a CUDA graph (CudaGraphCache) they are one
+//   launch.
+// The numbers are the layer tasks' (the same kernels, in the same order).
+#pragma once
+
+#include "model/nn/network_spec.h"
+#include "model/nn/parameter_set.h"
+#include "model/nn/tensor.h"
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace starcnn {
+
+class ScratchVector;
+
+// How a network wholly on CUDA trains (TrainConfig::cuda_chain): layer by layer (one task per
+// layer and pass), as one task launching its kernels one by one, or as one task replaying them as
+// a CUDA graph.
+enum class CudaChain { off, kernels, graph };
+
+class LayerChain {
+ public:
+  // The chain of `spec` for `batch` samples (loss averaged over `loss_batch`) writing gradient
+  // slot `grad_slot`, run on the workers of `side`'s kind (the CPU's reads the packed weights where
+  // the parameter set has them; `cuda` says how the CUDA one launches its kernels); nullopt when a
+  // layer cannot run in it (a convolution cut into filter parts, more layers than kMaxChainOps).
+  static std::optional<LayerChain> build(const NetworkSpec &spec, ParameterSet &params, int batch,
+                                         int loss_batch, size_t grad_slot, Where side,
+                                         CudaChain cuda = CudaChain::graph);
+
+  // Submits the task on `where` (a worker of the chain's side): images [batch, C, H, W] and
+  // int32 labels in, the loss sum and correct count added into `stats` (softmax_xent.h).
+  void submit(const Tensor &images, const Tensor &labels, const Tensor &stats, Where where) const;
+
+  // The chain's packed description of its layers (the task's argument; layer_chain_program.h).
+  struct Op;
+  struct Program;
+
+ private:
+  LayerChain() = default;
+  bool cuda_ = false;
+  // Per conv / linear layer w, dw, b, db; or the packed weights, then per layer dw, db.
+  std::vector<starpu_data_descr> params_;
+  // A CUDA chain's scratch buffers (activations, their gradients, argmax), shared by its copies.
+  std::vector<std::shared_ptr<ScratchVector>> scratch_;
+  std::vector<unsigned char> program_;  // a Program's bytes
+};
+
+constexpr int kMaxChainOps = 24;
+
+}  // namespace starcnn

@@ -1,0 +1,100 @@
+// A LayerChain's task on a CUDA worker: the layers' CUDA launchers in turn on the worker's stream
+// (cuDNN and cuBLAS bound to it), into the chain's scratch buffers, launched one by one or
+// replayed as a CUDA graph.
+#ifdef STARCNN_USE_CUDA
+#include "codelets/accumulate.h"
+#include "codelets/conv2d/conv2d_backward_data.h"
+#include "codelets/conv2d/conv2d_backward_filter.h"
+#include "codelets/conv2d/conv2d_forward.h"
+#include "codelets/linear_backward.h"
+#include "codelets/relu.h"
+#include "codelets/softmax_xent.h"
+#include "codelets/support/cuda_graph_cache.h"
+#include "model/nn/layer_chain_walk.h"
+
+#include <starpu_cublas_v2.h>
+
+#include <cstring>
+
+namespace starcnn {
+namespace {
+
+struct CudaKernels {
+  cublasHandle_t cublas;
+  cudaStream_t stream;
+
+  void conv_forward(const Conv2dShape &s, const float *x, const float *w, const float *b,
+                    float *y) {
+    conv2d_forward_cuda(s, x, w, b, y);
+  }
+  void relu_forward(const float *x, float *y, size_t n) { relu_forward_cuda(x, y, n, stream); }
+  void maxpool_forward(const float *x, float *p, int32_t *argmax, const MaxpoolShape &s) {
+    maxpool_forward_cuda(x, p, argmax, s, false, stream);
+  }
+  void linear_forward(const float *x, const float *w, const float *b, float *y,
+                      const LinearShape &s) {
+    linear_forward_cuda(cublas, x, w, b, y, s, false, stream);
+  }
+  void loss(const float *z, const int32_t *labels, float *stats, float *dz,
+            const SoftmaxXentShape &s, uint32_t batch_size) {
+    softmax_xent_train_cuda(z, labels, stats, dz, s, batch_size, stream);
+  }
+  void conv_backward(const Conv2dShape &s, const float *x, const float *w, const float *dy,
+                     float *dw, float *db, float *dx) {
+    conv2d_backward_filter_cuda(s, x, dy, dw, db, false);
+    if (dx) conv2d_backward_data_cuda(s, w, dy, dx, false);
+  }
+  void relu_backward(const float *y, const float *dy, float *dx, size_t n) {
+    relu_backward_cuda(y, dy, dx, n, stream);
+  }
+  void maxpool_backward(const float *dp, const int32_t *argmax, float *dx, const MaxpoolShape &s) {
+    maxpool_backward_cuda(dp, argmax, dx, s, stream);
+  }
+  void linear_backward(const float *x, const float *w, const float *dy, float *dw, float *db,
+                       float *dx, const LinearShape &s) {
+    linear_backward_cuda(cublas, x, w, dy, dw, db, nullptr, nullptr, dx, s, stream);
+  }
+};
+
+// What a captured graph depends on: the program and every buffer's address but the stats'
+// (buffer 2), which the graph does not touch (see below).
+std::vector<uint64_t> graph_key(const LayerChain::Program &p, void *buffers[], unsigned count) {
+  std::vector<uint64_t> key((sizeof p + sizeof(uint64_t) - 1) / sizeof(uint64_t), 0);
+  std::memcpy(key.data(), &p, sizeof p);
+  for (unsigned i = 0; i < count; ++i)
+    key.push_back(i == 2 ? 0 : uint64_t(STARPU_VECTOR_GET_PTR(buffers[i])));
+  return key;
+}
+
+}  // namespace
+
+void layer_chain_cuda_task(void *buffers[], void *cl_arg) {
+  LayerChain::Program p;
+  starpu_codelet_unpack_args(cl_arg, &p);
+  STARPU_ASSERT(vector_length(buffers[0]) == p.input_floats);
+  STARPU_ASSERT(vector_length(buffers[1]) == p.batch);
+  const unsigned scratch = first_scratch_buffer(p);
+  float *act = vector_data(buffers[scratch]);
+  float *grad = vector_data(buffers[scratch + 1]);
+  int32_t *argmax = int32_vector_data(buffers[scratch + 2]);
+  // The loss statistics go to the end of the activations first: the task's copy of the stats
+  // (a STARPU_REDUX replicate) may move from step to step, the scratch does not.
+  float *step_stats = act + p.act_floats;
+  const std::vector<LayerParams> params = layer_params(p, buffers);
+  CudaKernels kernels{starpu_cublas_get_local_handle(), starpu_cuda_get_local_stream()};
+  const auto launch = [&] {
+    zero_fill_cuda(step_stats, kXentStatsSize, kernels.stream);
+    walk_layer_chain(p, params.data(), vector_data(buffers[0]), int32_vector_data(buffers[1]),
+                     step_stats, act, grad, argmax, kernels);
+  };
+  if (p.graph) {
+    thread_local CudaGraphCache graphs;
+    graphs.run(graph_key(p, buffers, scratch + 3), kernels.stream, launch);
+  } else {
+    launch();
+  }
+  add_into_cuda(vector_data(buffers[2]), step_stats, kXentStatsSize, kernels.stream);
+}
+
+}  // namespace starcnn
+#endif

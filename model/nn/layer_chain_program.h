@@ -1,0 +1,62 @@
+// The packed description of a LayerChain (the task's argument) and what its CPU and CUDA task
+// functions share: the buffer layout and the walk over the layers with parameters.
+#pragma once
+
+#include "codelets/conv2d/conv2d_shape.h"
+#include "codelets/linear.h"
+#include "codelets/maxpool.h"
+#include "model/nn/layer_chain.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace starcnn {
+
+enum class ChainOpKind : uint32_t { conv, relu, maxpool, linear };
+
+// One layer (flatten needs none: [N, C, H, W] and [N, C*H*W] are the same floats). Its output and
+// the gradient of its output sit at out_offset in the task's activation and gradient buffers.
+struct LayerChain::Op {
+  ChainOpKind kind = ChainOpKind::relu;
+  uint32_t param = 0;                   // conv, linear: which layer with parameters (LayerParams)
+  uint64_t w_offset = 0, b_offset = 0;  // in the packed weights, where the program has them
+  Conv2dShape conv;
+  MaxpoolShape pool{};
+  LinearShape linear{};
+  uint64_t out_size = 0, out_offset = 0, argmax_offset = 0;
+};
+
+struct LayerChain::Program {
+  uint32_t ops = 0, batch = 0, loss_batch = 0, classes = 0;
+  uint32_t packed_weights = 0;  // 1: w and b from one packed vector (ParameterSet::host_weights)
+  uint32_t layers_with_params = 0;
+  uint32_t graph = 0;  // CUDA: replay the kernels as a CUDA graph (CudaGraphCache)
+  uint64_t input_floats = 0, act_floats = 0, argmax_ints = 0, col_floats = 1;
+  Op op[kMaxChainOps];
+};
+
+// Buffers: images, labels, stats, then per layer with parameters w, dw, b, db; or, with packed
+// weights (CPU only), the packed vector and then per layer dw, db. A CUDA chain's then end with
+// its scratch: activations (act_floats + kXentStatsSize), their gradients (act_floats) and the
+// pools' argmax (argmax_ints, at least 1).
+constexpr unsigned kFirstParamBuffer = 3;
+
+struct LayerParams {
+  const float *w, *b;
+  float *dw, *db;
+};
+
+// The parameters of the program's layers, in order, from the task's buffers.
+std::vector<LayerParams> layer_params(const LayerChain::Program &p, void *buffers[]);
+
+// The buffer after the parameters' (a CUDA chain's first scratch).
+inline unsigned first_scratch_buffer(const LayerChain::Program &p) {
+  return kFirstParamBuffer + 4 * p.layers_with_params;
+}
+
+void layer_chain_cpu_task(void *buffers[], void *cl_arg);
+#ifdef STARCNN_USE_CUDA
+void layer_chain_cuda_task(void *buffers[], void *cl_arg);
+#endif
+
+}  // namespace starcnn

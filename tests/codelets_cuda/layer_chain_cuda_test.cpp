@@ -1,0 +1,122 @@
+// A network wholly on CUDA trained as one task per micro-batch (LayerChain), its kernels launched
+// one by one or replayed as CUDA graphs, against the same training as one task per layer on CUDA
+// and on the CPU workers: from the same weights, on the same batches, every run ends with the same
+// losses, weights and momenta to float32 rounding. Skips where StarPU finds no CUDA worker.
+#include "model/nn/network_spec.h"
+#include "model/nn/parameter_set.h"
+#include "model/train/trainer.h"
+#include "tests/support/scheduler_fixture.h"
+#include "tests/support/small_dataset.h"
+
+#ifdef STARCNN_USE_CUDA
+#include "codelets/support/cuda_graph_cache.h"
+#endif
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace starcnn {
+namespace {
+
+class LayerChainCudaTest : public testing::CudaSchedulerTest {};
+
+// Pools, a padded convolution, and linear layers with and without a ReLU.
+const char *const kNet =
+    "input 1 12 12\nconv 4 3\nrelu\nmaxpool 2\nconv 6 3 pad=1\nrelu\nflatten\nlinear 16\nrelu\n"
+    "linear 5\n";
+
+struct ChainRun {
+  std::vector<NamedTensor> weights, momenta;
+  std::vector<double> losses;
+  uint64_t tasks_per_step = 0;
+};
+
+ChainRun train(const NetworkSpec &spec, const std::string &plan, CudaChain chain) {
+  const Dataset data = testing::small_dataset(48, 1, 12, 12, 5, 11);  // 6 steps of 8 an epoch
+  ParameterSet params(spec, parse_network_plan(plan),
+                      {int(starpu_cpu_worker_get_count()), int(starpu_cuda_worker_get_count())});
+  params.initialize(3);
+  TrainConfig config;
+  config.batch = 8;
+  config.lr = 0.05f;
+  config.log_every = 1;
+  config.cuda_chain = chain;
+  Trainer trainer(spec, params, data, config);
+  ChainRun run;
+  const std::atomic<bool> stop{false};
+  for (size_t epoch = 0; epoch < 2; ++epoch)
+    trainer.train_epoch(
+        epoch, [&](const Progress &p) { run.losses.push_back(p.loss); }, stop);
+  run.weights = params.read(false);
+  run.momenta = params.read(true);
+  run.tasks_per_step = trainer.tasks_per_step();
+  return run;
+}
+
+double max_abs(const std::vector<float> &v) {
+  double m = 0;
+  for (float x : v) m = std::max(m, double(std::fabs(x)));
+  return m;
+}
+
+void expect_same(const ChainRun &want, const ChainRun &got) {
+  ASSERT_EQ(got.losses.size(), 12u);
+  ASSERT_EQ(want.losses.size(), got.losses.size());
+  for (size_t s = 0; s < want.losses.size(); ++s)
+    EXPECT_NEAR(got.losses[s], want.losses[s], 1e-4 * std::fabs(want.losses[s])) << "step " << s;
+  ASSERT_EQ(got.weights.size(), want.weights.size());
+  for (size_t t = 0; t < want.weights.size(); ++t) {
+    SCOPED_TRACE(want.weights[t].name);
+    const std::vector<float> &w = want.weights[t].values, &g = got.weights[t].values;
+    const std::vector<float> &wm = want.momenta[t].values, &gm = got.momenta[t].values;
+    ASSERT_EQ(g.size(), w.size());
+    // The momentum is the sum of the steps' gradients: the weights moved by about lr times it.
+    const double moved = 0.05 * max_abs(wm);
+    ASSERT_GT(moved, 0.0) << "training moved no weight";
+    for (size_t j = 0; j < w.size(); ++j)
+      ASSERT_NEAR(g[j], w[j], 1e-3 * moved + 4 * 1.2e-7 * max_abs(w)) << "element " << j;
+    for (size_t j = 0; j < wm.size(); ++j)
+      ASSERT_NEAR(gm[j], wm[j], 1e-3 * max_abs(wm) + 1e-7) << "momentum element " << j;
+  }
+}
+
+TEST_P(LayerChainCudaTest, ChainsTrainLikeLayerTasks) {
+  const NetworkSpec spec = parse_network(kNet, "chain.net");
+  const ChainRun cpu = train(spec, "cpu", CudaChain::off);
+  const ChainRun layers = train(spec, "cuda", CudaChain::off);
+  const ChainRun kernels = train(spec, "cuda", CudaChain::kernels);
+#ifdef STARCNN_USE_CUDA
+  const uint64_t replays_before = cuda_graph_replays();
+#endif
+  const ChainRun graph = train(spec, "cuda", CudaChain::graph);
+#ifdef STARCNN_USE_CUDA
+  // 12 steps, the two batch slots' graphs each captured on its second use.
+  EXPECT_GE(cuda_graph_replays() - replays_before, 8u) << "the graphs were not replayed";
+#endif
+  {
+    SCOPED_TRACE("CUDA layer tasks against the CPU");
+    expect_same(cpu, layers);
+  }
+  {
+    SCOPED_TRACE("one task launching its kernels");
+    expect_same(layers, kernels);
+  }
+  {
+    SCOPED_TRACE("one task replaying a CUDA graph");
+    expect_same(layers, graph);
+  }
+  // Loading the batch, the chain, the update.
+  EXPECT_EQ(kernels.tasks_per_step, 3u);
+  EXPECT_EQ(graph.tasks_per_step, 3u);
+  EXPECT_GT(layers.tasks_per_step, 10u);
+}
+
+STARCNN_INSTANTIATE_SCHEDULER_TESTS(LayerChainCudaTest);
+
+}  // namespace
+}  // namespace starcnn
