@@ -7,6 +7,7 @@
 #include "model/train/trainer.h"
 #include "tests/support/scheduler_fixture.h"
 #include "tests/support/small_dataset.h"
+#include "tests/support/small_training.h"
 
 #ifdef STARCNN_USE_CUDA
 #include "codelets/support/cuda_graph_cache.h"
@@ -30,9 +31,7 @@ const char *const kNet =
     "input 1 12 12\nconv 4 3\nrelu\nmaxpool 2\nconv 6 3 pad=1\nrelu\nflatten\nlinear 16\nrelu\n"
     "linear 5\n";
 
-struct ChainRun {
-  std::vector<NamedTensor> weights, momenta;
-  std::vector<double> losses;
+struct ChainRun : testing::TrainedWeights {
   uint64_t tasks_per_step = 0;
 };
 
@@ -41,19 +40,11 @@ ChainRun train(const NetworkSpec &spec, const std::string &plan, CudaChain chain
   ParameterSet params(spec, parse_network_plan(plan),
                       {int(starpu_cpu_worker_get_count()), int(starpu_cuda_worker_get_count())});
   params.initialize(3);
-  TrainConfig config;
-  config.batch = 8;
-  config.lr = 0.05f;
-  config.log_every = 1;
+  TrainConfig config = testing::small_training_config();
   config.cuda_chain = chain;
   Trainer trainer(spec, params, data, config);
   ChainRun run;
-  const std::atomic<bool> stop{false};
-  for (size_t epoch = 0; epoch < 2; ++epoch)
-    trainer.train_epoch(
-        epoch, [&](const Progress &p) { run.losses.push_back(p.loss); }, stop);
-  run.weights = params.read(false);
-  run.momenta = params.read(true);
+  static_cast<testing::TrainedWeights &>(run) = testing::train_two_epochs(trainer, params);
   run.tasks_per_step = trainer.tasks_per_step();
   return run;
 }

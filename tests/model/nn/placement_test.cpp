@@ -19,24 +19,32 @@ namespace {
 
 const MachineWorkers kMachine{4, 1};  // as the plan sees it; StarPU itself runs CPU workers only
 
-// The worker kinds each op of one step (forward, loss, backward, update) was given.
+// The worker kinds each op of one step of `network` was given: forward, loss and backward (in
+// one call with `whole_pass`, else forward and backward in turn), then the update.
+std::multimap<std::string, Where> logged_step(const NetworkSpec &spec, ParameterSet &params,
+                                              Network &network, bool whole_pass) {
+  Tensor images({8, spec.input.c, spec.input.h, spec.input.w}, "images");
+  Tensor labels({8}, "labels", ElementType::i32);
+  Tensor stats({int(kXentStatsSize)}, "stats");
+  std::multimap<std::string, Where> placed;
+  TaskLog log;
+  if (whole_pass) {
+    network.forward_backward(images, labels, stats);
+  } else {
+    network.forward(images, labels, stats);
+    network.backward(images, labels);
+  }
+  params.submit_update({0.1f, 0.9f, 0.0f, false});
+  for (const LoggedTask &t : log.tasks()) placed.emplace(t.op, t.where);
+  return placed;
+}
+
 std::multimap<std::string, Where> step_tasks(const NetworkSpec &spec, const std::string &plan,
                                              std::optional<NetworkPlacement> placement = {},
                                              const MachineWorkers &machine = kMachine) {
   ParameterSet params(spec, parse_network_plan(plan), machine);
   Network network(spec, params, 8, 8, 0, placement);
-  Tensor images({8, spec.input.c, spec.input.h, spec.input.w}, "images");
-  Tensor labels({8}, "labels", ElementType::i32);
-  Tensor stats({int(kXentStatsSize)}, "stats");
-  std::multimap<std::string, Where> placed;
-  {
-    TaskLog log;
-    network.forward(images, labels, stats);
-    network.backward(images, labels);
-    params.submit_update({0.1f, 0.9f, 0.0f, false});
-    for (const LoggedTask &t : log.tasks()) placed.emplace(t.op, t.where);
-  }
-  return placed;
+  return logged_step(spec, params, network, false);
 }
 
 // How many SGD update tasks `tasks` holds with each worker-kind mask.
@@ -168,15 +176,7 @@ std::multimap<std::string, Where> chained_step(const NetworkSpec &spec, const st
                                                const MachineWorkers &machine = kMachine) {
   ParameterSet params(spec, parse_network_plan(plan), machine);
   Network network(spec, params, 8, 8, 0, std::nullopt, true, chain);
-  Tensor images({8, spec.input.c, spec.input.h, spec.input.w}, "images");
-  Tensor labels({8}, "labels", ElementType::i32);
-  Tensor stats({int(kXentStatsSize)}, "stats");
-  std::multimap<std::string, Where> placed;
-  TaskLog log;
-  network.forward_backward(images, labels, stats);
-  params.submit_update({0.1f, 0.9f, 0.0f, false});
-  for (const LoggedTask &t : log.tasks()) placed.emplace(t.op, t.where);
-  return placed;
+  return logged_step(spec, params, network, true);
 }
 
 // A network wholly on CUDA trains as one CUDA task (and its update), whether it replays a graph or

@@ -9,6 +9,7 @@
 #include "model/train/trainer.h"
 #include "tests/support/scheduler_fixture.h"
 #include "tests/support/small_dataset.h"
+#include "tests/support/small_training.h"
 
 #include <gtest/gtest.h>
 
@@ -28,9 +29,7 @@ Dataset random_dataset(size_t count) {
   return testing::small_dataset(count, 1, 12, 12, 5, 7);
 }
 
-struct TrainedRun {
-  std::vector<NamedTensor> weights, momenta;
-  std::vector<double> losses;
+struct TrainedRun : testing::TrainedWeights {
   size_t micro_batches = 0;
   bool packed_exchange = false;  // the CPU networks' weights and gradients packed (host mirror)
 };
@@ -40,10 +39,7 @@ TrainedRun train(const NetworkSpec &spec, const Dataset &data, const std::string
   const CpuChains chains = pin ? CpuChains::pinned : CpuChains::scheduled;
   ParameterSet params(spec, parse_network_plan(plan), {int(starpu_cpu_worker_get_count()), 0});
   params.initialize(5);
-  TrainConfig config;
-  config.batch = 8;
-  config.lr = 0.05f;
-  config.log_every = 1;
+  TrainConfig config = testing::small_training_config();
   config.micro_batches = micro;
   config.samples = samples;
   config.pin_cpu_chains = chains;
@@ -52,12 +48,7 @@ TrainedRun train(const NetworkSpec &spec, const Dataset &data, const std::string
   TrainedRun run;
   run.micro_batches = trainer.micro_batches();
   run.packed_exchange = params.host_weights() != nullptr;
-  const std::atomic<bool> stop{false};
-  for (size_t epoch = 0; epoch < 2; ++epoch)
-    trainer.train_epoch(
-        epoch, [&](const Progress &p) { run.losses.push_back(p.loss); }, stop);
-  run.weights = params.read(false);
-  run.momenta = params.read(true);
+  static_cast<testing::TrainedWeights &>(run) = testing::train_two_epochs(trainer, params);
   return run;
 }
 
