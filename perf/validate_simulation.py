@@ -11,7 +11,7 @@ several times (train_benchmark --repeats) is compared by the median of its measu
       --out perf/results/sim-2026-12-03
 
 Each row is simulated with the flags it was measured with: its scheduler, --cpu-chains and
---fusion (train_benchmark writes them), and --chains-rule overrides the chains mode where the
+--fusion and --cuda-chain (train_benchmark writes them), and --chains-rule overrides the chains mode where the
 measurement ran at a commit whose `auto` meant another thing. The task count per step of the
 simulation is set beside the measured one: a row whose counts differ did not simulate the task
 graph that was measured. perf/validate_session runs all of it on a gpu-session folder.
@@ -28,7 +28,8 @@ import sys
 
 
 Case = collections.namedtuple(
-    "Case", "step network batch config scheduler cpu_chains fusion plan gpus cpus micro_batches "
+    "Case", "step network batch config scheduler cpu_chains fusion cuda_chain plan gpus cpus "
+    "micro_batches "
     "tasks_per_step")
 
 
@@ -83,10 +84,10 @@ def chains_mode(rules, case):
 
 
 def cases(results_path, models):
-    """(step, network, batch, config, scheduler, cpu_chains, fusion, plan, gpus, cpus,
-    micro_batches, tasks_per_step, measured_ms) of each measurement whose step has perf models
-    (scheduler, cpu_chains, fusion: as it ran, dmda / auto / on in results older than those
-    fields; tasks_per_step None for auto's candidates, whose counts are not written)."""
+    """(step, network, batch, config, scheduler, cpu_chains, fusion, cuda_chain, plan, gpus,
+    cpus, micro_batches, tasks_per_step, measured_ms) of each measurement whose step has perf
+    models (scheduler, cpu_chains, fusion, cuda_chain: as it ran, dmda / auto / on / off in
+    results older than those fields; tasks_per_step None for auto's candidates, whose counts are not written)."""
     try:
         lines = open(results_path).read().splitlines()
     except OSError as e:
@@ -101,7 +102,7 @@ def cases(results_path, models):
             continue
         gpus, cpus = r["cuda_workers"], r["cpu_workers"]
         base = (r["step"], r["network"], r["batch"], r["config"], r.get("scheduler", "dmda"),
-                r.get("cpu_chains", "auto"), r.get("fusion", "on"))
+                r.get("cpu_chains", "auto"), r.get("fusion", "on"), r.get("cuda_chain", "off"))
         # A cpu+gpu line's plan is the one auto's search chose, measured again, where it
         # searched; a plan given on the command line (--plan samples:96) is measured as any other.
         if r["config"] != "cpu+gpu" or "auto_candidates" not in r:
@@ -137,7 +138,7 @@ def simulate(binary, models, case, chains, extra, timeout):
     command = [binary, "--models", models, "--network", case.network, "--batch", str(case.batch),
                "--plan", case.plan, "--gpus", str(case.gpus), "--cpus", str(case.cpus),
                "--micro-batches", str(case.micro_batches), "--cpu-chains", chains,
-               "--fusion", case.fusion] + extra
+               "--fusion", case.fusion, "--cuda-chain", case.cuda_chain] + extra
     return (command,) + run_simulate(command, timeout, case.scheduler)
 
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """perf/validate_simulation.py from a canned results.jsonl and a stand-in simulate (no StarPU run):
-every row is simulated with its own scheduler, --cpu-chains and --fusion, --chains-rule overrides
+every row is simulated with its own scheduler, --cpu-chains, --fusion and --cuda-chain, --chains-rule overrides
 the chains mode of the rows it matches, a plan given on the command line (cpu+gpu without a
 search) is a row of its own, the task counts are compared, and a row that stops on a shape the
 models lack is simulated again with --estimate where asked."""
@@ -56,7 +56,7 @@ class ValidateSimulationTest(unittest.TestCase):
                      auto_candidates=[{"plan": "samples:8", "measured_ms": 4.0},
                                       {"plan": "cpu", "measured_ms": None}]),
                 line(step="mps-samples-8", config="cpu+gpu", plan="samples:8",
-                     cpu_chains="pinned", tasks_per_step=12, step_ms=2.5),
+                     cpu_chains="pinned", cuda_chain="graph", tasks_per_step=12, step_ms=2.5),
                 line(step="cpu-lws", config="cpu-only", plan="cpu", scheduler="lws",
                      cuda_workers=0, cpu_workers=16, micro_batches=8, step_ms=1.6),
                 json.dumps({"engine": "pytorch", "step": "torch", "step_ms": 1.0}),
@@ -88,7 +88,8 @@ class ValidateSimulationTest(unittest.TestCase):
         cuda = rows[("bench", "all-cuda", "cuda")]
         self.assertEqual(cuda["measured_ms"], 2.0)  # the median of the two repeats
         self.assertAlmostEqual(cuda["error"], 0.0)
-        self.assertIn("--cpu-chains auto --fusion on", cuda["command"])
+        # Rows older than the cuda_chain field ran layer by layer.
+        self.assertIn("--cpu-chains auto --fusion on --cuda-chain off", cuda["command"])
         self.assertTrue(cuda["command"].startswith("STARPU_SCHED=dmda "))
         candidate = rows[("bench", "auto candidate", "samples:8")]
         self.assertEqual(candidate["simulated_cpu_chains"], "pinned")  # the rule
@@ -96,6 +97,7 @@ class ValidateSimulationTest(unittest.TestCase):
         self.assertAlmostEqual(candidate["error"], -0.5)
         split = rows[("mps-samples-8", "cpu+gpu", "samples:8")]
         self.assertEqual((split["tasks_per_step"], split["simulated_tasks_per_step"]), (12, 10))
+        self.assertIn("--cuda-chain graph", split["command"])
         self.assertIn("12/10 !", table)
         lws = rows[("cpu-lws", "cpu-only", "cpu")]
         self.assertIsNone(lws["simulated_ms"])
