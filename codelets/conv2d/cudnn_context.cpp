@@ -98,13 +98,15 @@ void pick(const Perf *perf, int count, const char *op, Algo &algo, cudnnMathType
   STARPU_ABORT();
 }
 
-// cuDNN's heuristics guess each shape's algorithms; STARCNN_CUDNN_FIND=1 times them once per worker
-// instead, outside any task (cudnnFind allocates its own buffers), as PyTorch's cudnn.benchmark.
-// Guessing stays the default: on the H200 timing them made no step faster (lenet and wide,
-// batch 64 and 256, perf/results/h200-2026-12-03-c) and costs start-up time.
+// cuDNN's heuristics guess each shape's algorithms, or cudnnFind times them once per shape and
+// worker, outside any task (it allocates its own buffers), as PyTorch's cudnn.benchmark. By default
+// strict FP32 math times them and TF32 guesses: on the H200 timing took wide's FP32 step from 3.03
+// / 9.05 ms to 1.86 / 5.76 (batch 64 / 256) and lenet's not at all, and changed no TF32 step
+// (perf/results/h200-2026-12-04-f). STARCNN_CUDNN_FIND=1 times in both maths, 0 in neither.
 bool measure_algorithms() {
   const char *value = std::getenv("STARCNN_CUDNN_FIND");
-  return value != nullptr && std::string(value) != "0";
+  if (value == nullptr || *value == '\0') return !allow_tensor_math();
+  return std::string(value) != "0";
 }
 
 void choose_algorithms(cudnnHandle_t handle, CudnnConv2dDescriptors &desc, size_t &workspace) {

@@ -1,6 +1,7 @@
 #include "model/nn/layer_chain.h"
 
 #include "codelets/conv2d/conv2d_prepare.h"
+#include "codelets/conv2d/conv_block.h"
 #include "codelets/softmax_xent.h"
 #include "codelets/support/scratch_vector.h"
 #include "model/nn/layer_chain_program.h"
@@ -74,38 +75,56 @@ std::optional<LayerChain> LayerChain::build(const NetworkSpec &spec, ParameterSe
       chain.params_.push_back({t->grad(0, grad_slot).handle(), STARPU_W});
     }
   };
-  for (const LayerSpec &layer : spec.layers) {
-    if (layer.kind == LayerKind::flatten) continue;
+  for (size_t i = 0; i < spec.layers.size(); ++i) {
+    const LayerSpec *layer = &spec.layers[i];
+    if (layer->kind == LayerKind::flatten) continue;
     if (p.ops == uint32_t(kMaxChainOps)) return std::nullopt;
     Op &op = p.op[p.ops];
-    switch (layer.kind) {
+    const auto next_is = [&](LayerKind kind) {
+      return i + 1 < spec.layers.size() && spec.layers[i + 1].kind == kind;
+    };
+    switch (layer->kind) {
       case LayerKind::conv:
-        if (params.conv_plan(layer.name).parts.size() != 1) return std::nullopt;
+        if (params.conv_plan(layer->name).parts.size() != 1) return std::nullopt;
         op.kind = ChainOpKind::conv;
-        op.conv = conv_shape(layer, n);
+        op.conv = conv_shape(*layer, n);
         p.col_floats = std::max<uint64_t>(p.col_floats, op.conv.col_rows() * op.conv.col_cols());
         if (chain.cuda_) prepare_conv2d(op.conv);  // cuDNN's descriptors on every CUDA worker
-        add_params(layer.name, op);
+        add_params(layer->name, op);
+        // The ReLU after it, and a 2x2 maxpool after that, in the convolution's op (conv_block.h):
+        // one pass over the output each way instead of two or three.
+        if (next_is(LayerKind::relu)) {
+          op.fusion = uint32_t(ConvFusion::relu);
+          layer = &spec.layers[++i];
+          op.z_offset = p.act_floats;
+          p.act_floats += op.conv.y_count();
+          if (next_is(LayerKind::maxpool) && spec.layers[i + 1].kernel == 2) {
+            op.fusion = uint32_t(ConvFusion::relu_pool);
+            layer = &spec.layers[++i];
+            op.argmax_offset = p.argmax_ints;
+            p.argmax_ints += conv_block_pool(op.conv).out_size();
+          }
+        }
         break;
       case LayerKind::relu:
         op.kind = ChainOpKind::relu;
         break;
       case LayerKind::maxpool:
-        if (layer.kernel != 2) return std::nullopt;
+        if (layer->kernel != 2) return std::nullopt;
         op.kind = ChainOpKind::maxpool;
-        op.pool = {n, uint32_t(layer.in.c), uint32_t(layer.in.h), uint32_t(layer.in.w)};
+        op.pool = {n, uint32_t(layer->in.c), uint32_t(layer->in.h), uint32_t(layer->in.w)};
         op.argmax_offset = p.argmax_ints;
         p.argmax_ints += op.pool.out_size();
         break;
       case LayerKind::linear:
         op.kind = ChainOpKind::linear;
-        op.linear = {n, uint32_t(layer.in.size()), uint32_t(layer.out)};
-        add_params(layer.name, op);
+        op.linear = {n, uint32_t(layer->in.size()), uint32_t(layer->out)};
+        add_params(layer->name, op);
         break;
       case LayerKind::flatten:
         break;
     }
-    op.out_size = uint64_t(n) * uint64_t(layer.out_shape.size());
+    op.out_size = uint64_t(n) * uint64_t(layer->out_shape.size());
     op.out_offset = p.act_floats;
     p.act_floats += op.out_size;
     ++p.ops;

@@ -3,6 +3,7 @@
 #include "codelets/conv2d/conv2d_backward_data.h"
 #include "codelets/conv2d/conv2d_backward_filter.h"
 #include "codelets/conv2d/conv2d_forward.h"
+#include "codelets/conv2d/conv_block.h"
 #include "codelets/linear_backward.h"
 #include "codelets/relu.h"
 #include "codelets/softmax_xent.h"
@@ -19,6 +20,15 @@ struct CpuKernels {
   void conv_forward(const Conv2dShape &s, const float *x, const float *w, const float *b,
                     float *y) {
     conv2d_forward_cpu(s, x, w, b, y, col);
+  }
+  void conv_block_forward(const Conv2dShape &s, const float *x, const float *w, const float *b,
+                          float *y, float *p, int32_t *argmax) {
+    conv_block_forward_cpu(s, x, w, b, y, p, argmax, col);
+  }
+  void conv_block_backward(const Conv2dShape &s, const float *x, const float *w, const float *dout,
+                           const float *y, const int32_t *argmax, float *dz, float *dw, float *db,
+                           float *dx) {
+    conv_block_backward_cpu(s, x, w, dout, y, argmax, dz, dw, db, dx, col);
   }
   void relu_forward(const float *x, float *y, size_t n) { relu_forward_cpu(x, y, n); }
   void maxpool_forward(const float *x, float *p, int32_t *argmax, const MaxpoolShape &s) {

@@ -6,6 +6,7 @@
 #include "codelets/conv2d/conv2d_backward_data.h"
 #include "codelets/conv2d/conv2d_backward_filter.h"
 #include "codelets/conv2d/conv2d_forward.h"
+#include "codelets/conv2d/conv_block.h"
 #include "codelets/linear_backward.h"
 #include "codelets/relu.h"
 #include "codelets/softmax_xent.h"
@@ -40,6 +41,20 @@ struct CudaKernels {
     TimedOp t(
         timer, [&] { return conv_name("forward", s); }, stream);
     conv2d_forward_cuda(s, x, w, b, y);
+  }
+  void conv_block_forward(const Conv2dShape &s, const float *x, const float *w, const float *b,
+                          float *y, float *p, int32_t *argmax) {
+    TimedOp t(
+        timer, [&] { return conv_name(p ? "forward+relu+pool" : "forward+relu", s); }, stream);
+    conv_block_forward_cuda(s, x, w, b, y, p, argmax, stream);
+  }
+  void conv_block_backward(const Conv2dShape &s, const float *x, const float *w, const float *dout,
+                           const float *y, const int32_t *argmax, float *dz, float *dw, float *db,
+                           float *dx) {
+    TimedOp t(
+        timer, [&] { return conv_name(argmax ? "backward pool+relu" : "backward relu", s); },
+        stream);
+    conv_block_backward_cuda(s, x, w, dout, y, argmax, dz, dw, db, dx, stream);
   }
   void relu_forward(const float *x, float *y, size_t n) {
     TimedOp t(

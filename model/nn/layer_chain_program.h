@@ -5,6 +5,7 @@
 #include "codelets/conv2d/conv2d_shape.h"
 #include "codelets/linear.h"
 #include "codelets/maxpool.h"
+#include "model/nn/conv_layer.h"
 #include "model/nn/layer_chain.h"
 
 #include <cstdint>
@@ -18,7 +19,12 @@ enum class ChainOpKind : uint32_t { conv, relu, maxpool, linear };
 // the gradient of its output sit at out_offset in the task's activation and gradient buffers.
 struct LayerChain::Op {
   ChainOpKind kind = ChainOpKind::relu;
-  uint32_t param = 0;                   // conv, linear: which layer with parameters (LayerParams)
+  uint32_t param = 0;  // conv, linear: which layer with parameters (LayerParams)
+  // conv: the ReLU (and pool) after it in the op (a ConvFusion). A fused op's z_offset holds the
+  // gradient of the convolution's output in the gradient buffer and, with a pool, the convolution's
+  // output (before the pool) in the activations; with a ReLU alone its output is relu'd in place.
+  uint32_t fusion = 0;
+  uint64_t z_offset = 0;
   uint64_t w_offset = 0, b_offset = 0;  // in the packed weights, where the program has them
   Conv2dShape conv;
   MaxpoolShape pool{};

@@ -1,8 +1,10 @@
 // A LayerChain's passes over its layers, the same on both sides: `Kernels` (the CPU's or the
 // CUDA worker's) runs each layer's op. Kernels provides
 //   conv_forward(shape, x, w, b, y), relu_forward(x, y, n), maxpool_forward(x, p, argmax, shape),
-//   linear_forward(x, w, b, y, shape), loss(z, labels, stats, dz, shape, batch_size),
-//   conv_backward(shape, x, w, dy, dw, db, dx or null), relu_backward(y, dy, dx, n),
+//   conv_block_forward(shape, x, w, b, y, p or null, argmax or null) and
+//   conv_block_backward(shape, x, w, dout, y, argmax or null, dz, dw, db, dx or null)
+//   (conv_block.h), linear_forward(x, w, b, y, shape), loss(z, labels, stats, dz, shape,
+//   batch_size), conv_backward(shape, x, w, dy, dw, db, dx or null), relu_backward(y, dy, dx, n),
 //   maxpool_backward(dp, argmax, dx, shape), linear_backward(x, w, dy, dw, db, dx or null, shape).
 #pragma once
 
@@ -23,7 +25,14 @@ void walk_layer_chain(const LayerChain::Program &p, const LayerParams *params, c
     float *out = act + op.out_offset;
     switch (op.kind) {
       case ChainOpKind::conv:
-        k.conv_forward(op.conv, input_of(i), params[op.param].w, params[op.param].b, out);
+        if (op.fusion == uint32_t(ConvFusion::relu_pool))
+          k.conv_block_forward(op.conv, input_of(i), params[op.param].w, params[op.param].b,
+                               act + op.z_offset, out, argmax + op.argmax_offset);
+        else if (op.fusion == uint32_t(ConvFusion::relu))
+          k.conv_block_forward(op.conv, input_of(i), params[op.param].w, params[op.param].b, out,
+                               nullptr, nullptr);
+        else
+          k.conv_forward(op.conv, input_of(i), params[op.param].w, params[op.param].b, out);
         break;
       case ChainOpKind::relu:
         k.relu_forward(input_of(i), out, op.out_size);
@@ -46,7 +55,14 @@ void walk_layer_chain(const LayerChain::Program &p, const LayerParams *params, c
     const LayerParams &lp = params[op.param];
     switch (op.kind) {
       case ChainOpKind::conv:
-        k.conv_backward(op.conv, input_of(i), lp.w, dout, lp.dw, lp.db, din);
+        if (op.fusion == uint32_t(ConvFusion::relu_pool))
+          k.conv_block_backward(op.conv, input_of(i), lp.w, dout, nullptr,
+                                argmax + op.argmax_offset, grad + op.z_offset, lp.dw, lp.db, din);
+        else if (op.fusion == uint32_t(ConvFusion::relu))
+          k.conv_block_backward(op.conv, input_of(i), lp.w, dout, act + op.out_offset, nullptr,
+                                grad + op.z_offset, lp.dw, lp.db, din);
+        else
+          k.conv_backward(op.conv, input_of(i), lp.w, dout, lp.dw, lp.db, din);
         break;
       case ChainOpKind::relu:
         if (din) k.relu_backward(act + op.out_offset, dout, din, op.out_size);
