@@ -1,6 +1,10 @@
 // cuDNN weight and bias gradients; host code only, run inside a CUDA task.
 #include "codelets/conv2d/conv2d_backward_filter.h"
+#include "codelets/conv2d/conv_gemm.h"
+#include "codelets/conv2d/conv_math.h"
 #include "codelets/conv2d/cudnn_context.h"
+
+#include <starpu_cublas_v2.h>
 
 namespace starcnn {
 
@@ -8,6 +12,12 @@ void conv2d_backward_filter_cuda(const Conv2dShape &shape, const float *x, const
                                  float *dw, float *db, bool accumulate) {
   CudnnWorkerContext &cudnn = this_worker_cudnn();
   const CudnnConv2dDescriptors &plan = this_worker_conv2d_descriptors(shape);
+  if (plan.gemm) {
+    gemm_conv_backward_filter(starpu_cublas_get_local_handle(), shape, x, dy, dw, db, accumulate,
+                              cudnn.workspace, conv_math() == ConvMath::tf32,
+                              starpu_cuda_get_local_stream());
+    return;
+  }
   // beta = 0 overwrites without reading the old value; beta = 1 adds into it.
   const float one = 1.0f, beta = accumulate ? 1.0f : 0.0f;
   check_cudnn(cudnnSetConvolutionMathType(plan.conv, plan.backward_filter_math),

@@ -1,6 +1,10 @@
 // cuDNN forward convolution plus bias; host code only, run inside a CUDA task.
 #include "codelets/conv2d/conv2d_forward.h"
+#include "codelets/conv2d/conv_gemm.h"
+#include "codelets/conv2d/conv_math.h"
 #include "codelets/conv2d/cudnn_context.h"
+
+#include <starpu_cublas_v2.h>
 
 namespace starcnn {
 
@@ -8,6 +12,11 @@ void conv2d_forward_cuda(const Conv2dShape &shape, const float *x, const float *
                          float *y) {
   CudnnWorkerContext &cudnn = this_worker_cudnn();
   const CudnnConv2dDescriptors &plan = this_worker_conv2d_descriptors(shape);
+  if (plan.gemm) {
+    gemm_conv_forward(starpu_cublas_get_local_handle(), shape, x, w, b, y, cudnn.workspace,
+                      conv_math() == ConvMath::tf32, starpu_cuda_get_local_stream());
+    return;
+  }
   const float one = 1.0f, zero = 0.0f;
   check_cudnn(cudnnSetConvolutionMathType(plan.conv, plan.forward_math), "set forward math");
   check_cudnn(cudnnConvolutionForward(cudnn.handle, &one, plan.x, x, plan.w, w, plan.conv,

@@ -1,5 +1,6 @@
 #include "codelets/conv2d/cudnn_context.h"
 
+#include "codelets/conv2d/conv_gemm.h"
 #include "codelets/conv2d/conv_math.h"
 
 #include <cuda_runtime.h>
@@ -183,6 +184,8 @@ void prepare_conv2d_on_this_worker(const Conv2dShape &shape) {
   make_descriptors(shape, desc);
   size_t workspace = 0;
   choose_algorithms(context.handle, desc, workspace);
+  desc.gemm = use_gemm_conv(shape);
+  if (desc.gemm) workspace = std::max(workspace, gemm_conv_workspace_bytes(shape));
   grow_workspace(context, workspace);
   context.conv2d_descriptors.emplace(shape, desc);
 }

@@ -20,6 +20,7 @@ struct CudnnConv2dDescriptors {
   cudnnConvolutionBwdFilterAlgo_t backward_filter_algo{};
   cudnnConvolutionBwdDataAlgo_t backward_data_algo{};
   cudnnMathType_t forward_math{}, backward_filter_math{}, backward_data_math{};
+  bool gemm = false;  // forward and weight gradients as im2col and cuBLAS (conv_gemm.h)
 };
 
 struct CudnnWorkerContext {
