@@ -10,6 +10,7 @@
 #include "apps/cli/args.h"
 #include "apps/cli/cpu_chains_option.h"
 #include "apps/cli/cuda_chain_option.h"
+#include "apps/cli/math_option.h"
 #include "codelets/accumulate.h"
 #include "codelets/support/simulated_models.h"
 #include "model/io/json.h"
@@ -42,6 +43,7 @@ namespace {
 struct Options {
   std::string models, host, network = "lenet", plan = "cuda", sched, keep_home, overheads;
   std::string cpu_task_cost = "handoff", cpu_chains = "auto", fusion = "on", cuda_chain = "graph";
+  std::string math = kDefaultProgramMath;
   long gpus = 1, cpus = 0, batch = 64;
   bool estimate = false, no_overheads = false, free_reductions = false;
   TimingOptions timing;
@@ -204,6 +206,7 @@ int run(Options o) {
       .string("cpu_chains", o.cpu_chains)
       .string("fusion", o.fusion)
       .string("cuda_chain", o.cuda_chain)
+      .string("math", o.math)
       .string("overheads", overheads.file)
       .fixed("submit_us", overheads.costs.submit_us, 3)
       .fixed("cpu_task_us", overheads.costs.cpu_us, 3)
@@ -304,10 +307,12 @@ int main(int argc, char **argv) {
     args.add("micro-batches", "N", "micro-batches per step, as train's (0: its default)",
              &o.timing.micro_batches, 0, 1 << 20);
     args.add("seed", "N", "seed of the weights and the random data", &o.timing.seed, 0, 1L << 40);
+    add_math_option(args, &o.math);
     args.add("keep-home", "DIR",
              "write the simulated machine's STARPU_HOME here (a new directory) and keep it",
              &o.keep_home);
     if (!args.parse(argc, argv)) return 0;
+    apply_math_option(o.math);  // a CUDA chain's perf model keeps each math apart
     // As train_benchmark's: the same task flow for the same flags.
     o.timing.pin_cpu_chains = parse_cpu_chains(o.cpu_chains);
     o.timing.fuse_layers = o.fusion == "on";

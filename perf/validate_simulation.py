@@ -11,7 +11,7 @@ several times (train_benchmark --repeats) is compared by the median of its measu
       --out perf/results/sim-2026-12-03
 
 Each row is simulated with the flags it was measured with: its scheduler, --cpu-chains and
---fusion and --cuda-chain (train_benchmark writes them), and --chains-rule overrides the chains mode where the
+--fusion, --cuda-chain and --math (train_benchmark writes them), and --chains-rule overrides the chains mode where the
 measurement ran at a commit whose `auto` meant another thing. The task count per step of the
 simulation is set beside the measured one: a row whose counts differ did not simulate the task
 graph that was measured. perf/validate_session runs all of it on a gpu-session folder.
@@ -28,9 +28,14 @@ import sys
 
 
 Case = collections.namedtuple(
-    "Case", "step network batch config scheduler cpu_chains fusion cuda_chain plan gpus cpus "
-    "micro_batches "
+    "Case", "step network batch config scheduler cpu_chains fusion cuda_chain math plan gpus "
+    "cpus micro_batches "
     "tasks_per_step")
+
+
+# Steps whose measurements are not the step the perf models time: op-times ran the CUDA chains'
+# kernels one by one between events (STARCNN_CUDA_OP_TIMES), waiting for them at each task's end.
+UNTIMED_STEPS = ("op-times-*",)
 
 
 def fail(message):
@@ -84,10 +89,10 @@ def chains_mode(rules, case):
 
 
 def cases(results_path, models):
-    """(step, network, batch, config, scheduler, cpu_chains, fusion, cuda_chain, plan, gpus,
+    """(step, network, batch, config, scheduler, cpu_chains, fusion, cuda_chain, math, plan, gpus,
     cpus, micro_batches, tasks_per_step, measured_ms) of each measurement whose step has perf
-    models (scheduler, cpu_chains, fusion, cuda_chain: as it ran, dmda / auto / on / off in
-    results older than those fields; tasks_per_step None for auto's candidates, whose counts are not written)."""
+    models (scheduler, cpu_chains, fusion, cuda_chain, math: as it ran, dmda / auto / on / off /
+    tf32 in results older than those fields; tasks_per_step None for auto's candidates, whose counts are not written)."""
     try:
         lines = open(results_path).read().splitlines()
     except OSError as e:
@@ -98,11 +103,13 @@ def cases(results_path, models):
         except json.JSONDecodeError:
             fail(f"{results_path} line {number} is not JSON")
         if (r.get("engine") != "starcnn" or "step_ms" not in r or
-                models_of(models, r.get("step", "")) is None):
+                models_of(models, r.get("step", "")) is None or
+                any(fnmatch.fnmatchcase(r.get("step", ""), s) for s in UNTIMED_STEPS)):
             continue
         gpus, cpus = r["cuda_workers"], r["cpu_workers"]
         base = (r["step"], r["network"], r["batch"], r["config"], r.get("scheduler", "dmda"),
-                r.get("cpu_chains", "auto"), r.get("fusion", "on"), r.get("cuda_chain", "off"))
+                r.get("cpu_chains", "auto"), r.get("fusion", "on"), r.get("cuda_chain", "off"),
+                r.get("math", "tf32"))
         # A cpu+gpu line's plan is the one auto's search chose, measured again, where it
         # searched; a plan given on the command line (--plan samples:96) is measured as any other.
         if r["config"] != "cpu+gpu" or "auto_candidates" not in r:
@@ -138,7 +145,7 @@ def simulate(binary, models, case, chains, extra, timeout):
     command = [binary, "--models", models, "--network", case.network, "--batch", str(case.batch),
                "--plan", case.plan, "--gpus", str(case.gpus), "--cpus", str(case.cpus),
                "--micro-batches", str(case.micro_batches), "--cpu-chains", chains,
-               "--fusion", case.fusion, "--cuda-chain", case.cuda_chain] + extra
+               "--fusion", case.fusion, "--cuda-chain", case.cuda_chain, "--math", case.math] + extra
     return (command,) + run_simulate(command, timeout, case.scheduler)
 
 

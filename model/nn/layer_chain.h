@@ -54,6 +54,7 @@ class LayerChain {
   // A CUDA chain's scratch buffers (activations, their gradients, argmax), shared by its copies.
   std::vector<std::shared_ptr<ScratchVector>> scratch_;
   std::vector<unsigned char> program_;  // a Program's bytes
+  mutable unsigned launches_ = 0;  // tasks submitted (the first ones are a CUDA chain's warm-up)
 };
 
 constexpr int kMaxChainOps = 24;

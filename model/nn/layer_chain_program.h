@@ -37,6 +37,9 @@ struct LayerChain::Program {
   uint32_t packed_weights = 0;  // 1: w and b from one packed vector (ParameterSet::host_weights)
   uint32_t layers_with_params = 0;
   uint32_t graph = 0;  // CUDA: replay the kernels as a CUDA graph (CudaGraphCache)
+  // CUDA: the convolution math it was built under (a ConvMath), so that the perf model, which
+  // hashes the program, keeps FP32 and TF32 chains apart.
+  uint32_t math = 0;
   uint64_t input_floats = 0, act_floats = 0, argmax_ints = 0, col_floats = 1;
   Op op[kMaxChainOps];
 };

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """perf/validate_simulation.py from a canned results.jsonl and a stand-in simulate (no StarPU run):
-every row is simulated with its own scheduler, --cpu-chains, --fusion and --cuda-chain, --chains-rule overrides
+every row is simulated with its own scheduler, --cpu-chains, --fusion, --cuda-chain and --math,
+the op-times rows (timed op by op) are left out, --chains-rule overrides
 the chains mode of the rows it matches, a plan given on the command line (cpu+gpu without a
 search) is a row of its own, the task counts are compared, and a row that stops on a shape the
 models lack is simulated again with --estimate where asked."""
@@ -59,6 +60,7 @@ class ValidateSimulationTest(unittest.TestCase):
                      cpu_chains="pinned", cuda_chain="graph", tasks_per_step=12, step_ms=2.5),
                 line(step="cpu-lws", config="cpu-only", plan="cpu", scheduler="lws",
                      cuda_workers=0, cpu_workers=16, micro_batches=8, step_ms=1.6),
+                line(step="op-times-tf32", config="gpu-only", plan="cuda", step_ms=9.0),
                 json.dumps({"engine": "pytorch", "step": "torch", "step_ms": 1.0}),
             ]) + "\n")
 
@@ -89,7 +91,8 @@ class ValidateSimulationTest(unittest.TestCase):
         self.assertEqual(cuda["measured_ms"], 2.0)  # the median of the two repeats
         self.assertAlmostEqual(cuda["error"], 0.0)
         # Rows older than the cuda_chain field ran layer by layer.
-        self.assertIn("--cpu-chains auto --fusion on --cuda-chain off", cuda["command"])
+        self.assertIn("--cpu-chains auto --fusion on --cuda-chain off --math tf32", cuda["command"])
+        self.assertNotIn(("op-times-tf32", "gpu-only", "cuda"), rows)  # events per op: left out
         self.assertTrue(cuda["command"].startswith("STARPU_SCHED=dmda "))
         candidate = rows[("bench", "auto candidate", "samples:8")]
         self.assertEqual(candidate["simulated_cpu_chains"], "pinned")  # the rule
