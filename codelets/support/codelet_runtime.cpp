@@ -20,14 +20,6 @@ void set_starpu_defaults() {
   setenv("STARPU_HISTORY_MAX_ERROR", "400", 0);
   // A StarPU built with FxT records a trace unless told not to: only --trace asks for one.
   setenv("STARPU_FXT_TRACE", "0", 0);
-  // Beside a GPU, the thread that submits the tasks gets a core of its own (one CPU worker less):
-  // unbound, it took a core from the CPU chains of a sample split, one of which then ran 2x the
-  // others in every step. Under the H200's MPS cap lenet b256's splits took 0.58-0.92x as long
-  // bound, and auto then chose one (perf/results/h200-2026-12-04-i, -k). Not under mpirun, where
-  // ranks share the host's cores by their own rule (model/dist/host_cores.h).
-  const bool under_mpirun = std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMIX_RANK") ||
-                            std::getenv("PMI_RANK");  // as model/dist/launch_env.cpp
-  if (cuda_devices_for_starpu() > 0 && !under_mpirun) setenv("STARPU_MAIN_THREAD_BIND", "1", 0);
 }
 
 int cuda_devices_for_starpu() {
