@@ -12,12 +12,33 @@
 #include <string>
 
 namespace starcnn {
+namespace {
+
+// Beside a GPU, with StarPU's own count of CPU workers, the thread that submits the tasks gets a
+// core of its own (one CPU worker less): unbound, it took a core from a sample split's CPU chains,
+// one of which then ran 2x the others in every step (perf/results/h200-2026-12-04-f); bound,
+// lenet b256's splits under the H200's MPS cap took 0.65-0.83x as long and auto chose one (-k).
+// Never for a given worker count: StarPU takes the core from those workers, and STARPU_NCPU=1 was
+// left with none (-l); nor under mpirun, where ranks share the cores by their own rule; nor where
+// the user set STARPU_MAIN_THREAD_BIND.
+void choose_main_thread_binding(const RuntimeOptions &options) {
+  static const bool user_set = std::getenv("STARPU_MAIN_THREAD_BIND") != nullptr;
+  if (user_set) return;
+  const bool under_mpirun = std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMIX_RANK") ||
+                            std::getenv("PMI_RANK");  // as model/dist/launch_env.cpp
+  const bool bind = options.ncpu < 0 && !std::getenv("STARPU_NCPU") && options.ncuda != 0 &&
+                    !under_mpirun && cuda_devices_for_starpu() > 0;
+  setenv("STARPU_MAIN_THREAD_BIND", bind ? "1" : "0", 1);
+}
+
+}  // namespace
 
 Runtime::Runtime(const RuntimeOptions &options) {
   // STARPU_SCHED wins over starpu_conf in StarPU, so a chosen policy is set through it.
   if (!options.scheduler.empty()) setenv("STARPU_SCHED", options.scheduler.c_str(), 1);
   check_starpu_environment();  // StarPU itself aborts on a malformed worker count
   set_starpu_defaults();
+  choose_main_thread_binding(options);
   if (!options.trace_dir.empty()) {
     setenv("STARPU_FXT_TRACE", "1", 1);
     setenv("STARPU_FXT_PREFIX", (options.trace_dir + "/").c_str(), 1);
