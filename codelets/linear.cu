@@ -1,7 +1,3 @@
-#include <starpu.h>
-
-#include <cstdio>
-
 #include "codelets/linear.h"
 #include "codelets/support/cuda_support.h"
 
@@ -37,12 +33,6 @@ __global__ void bias_gradient_kernel(const float *dy, float *db, size_t n, size_
     for (int s = 1; s < kRowSlices; ++s) sum += partial[s][threadIdx.x];
     db[j] = accumulate ? db[j] + sum : sum;
   }
-}
-
-void check_cublas(cublasStatus_t status, const char *what) {
-  if (status == CUBLAS_STATUS_SUCCESS) return;
-  std::fprintf(stderr, "starcnn: cuBLAS call %s failed\n", what);
-  STARPU_CUBLAS_REPORT_ERROR(status);
 }
 
 }  // namespace

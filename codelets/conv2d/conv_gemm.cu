@@ -2,9 +2,6 @@
 #include "codelets/conv2d/conv_gemm.h"
 #include "codelets/support/cuda_support.h"
 
-#include <starpu.h>
-
-#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -76,12 +73,6 @@ void im2col(const Conv2dShape &s, const float *x, float *col, cudaStream_t strea
   const Im2colGeometry g{s.h, s.w, s.k, s.stride, s.pad, s.out_w(), s.x_sample()};
   im2col_kernel<<<grid_for(total), kThreadsPerBlock, 0, stream>>>(x, col, g, d.rows, d.cols, total);
   check_launch("im2col_kernel");
-}
-
-void check_cublas(cublasStatus_t status, const char *what) {
-  if (status == CUBLAS_STATUS_SUCCESS) return;
-  std::fprintf(stderr, "starcnn: cuBLAS %s failed (status %d)\n", what, int(status));
-  STARPU_ABORT();
 }
 
 cublasComputeType_t compute_type(bool tf32) {

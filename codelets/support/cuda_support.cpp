@@ -14,4 +14,10 @@ void check_launch(const char *kernel) {
   }
 }
 
+void check_cublas(cublasStatus_t status, const char *what) {
+  if (status == CUBLAS_STATUS_SUCCESS) return;
+  std::fprintf(stderr, "starcnn: cuBLAS call %s failed\n", what);
+  STARPU_CUBLAS_REPORT_ERROR(status);
+}
+
 }  // namespace starcnn

@@ -2,6 +2,7 @@
 // launchers run inside StarPU tasks on the worker's stream.
 #pragma once
 
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -52,5 +53,7 @@ __device__ inline GridStride grid_stride(size_t n, unsigned threads_per_index = 
 // Aborts through StarPU's reporter if the last launch failed: a broken kernel must not pass
 // silently.
 void check_launch(const char *kernel);
+// Aborts through StarPU's reporter, naming `what`, when a cuBLAS call failed.
+void check_cublas(cublasStatus_t status, const char *what);
 
 }  // namespace starcnn
