@@ -4,14 +4,13 @@
 #pragma once
 
 #include "model/dist/rank_sum.h"
+#include "model/runtime/launch_env.h"  // launched_by_mpirun
 
 #include <memory>
 #include <vector>
 
 namespace starcnn {
 
-// True when the environment says a launcher such as mpirun started this process.
-bool launched_by_mpirun();
 // True when starcnn was built with StarPU-MPI (CMake found starpumpi-1.3 and MPI).
 bool built_with_mpi();
 

@@ -1,5 +1,6 @@
 #include "model/runtime/runtime.h"
 
+#include "model/runtime/launch_env.h"
 #include "model/runtime/parked_workers.h"
 #include "model/runtime/starpu_env.h"
 
@@ -24,10 +25,8 @@ namespace {
 void choose_main_thread_binding(const RuntimeOptions &options) {
   static const bool user_set = std::getenv("STARPU_MAIN_THREAD_BIND") != nullptr;
   if (user_set) return;
-  const bool under_mpirun = std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMIX_RANK") ||
-                            std::getenv("PMI_RANK");  // as model/dist/launch_env.cpp
   const bool bind = options.ncpu < 0 && !std::getenv("STARPU_NCPU") && options.ncuda != 0 &&
-                    !under_mpirun && cuda_devices_for_starpu() > 0;
+                    !launched_by_mpirun() && cuda_devices_for_starpu() > 0;
   setenv("STARPU_MAIN_THREAD_BIND", bind ? "1" : "0", 1);
 }
 

@@ -1,6 +1,7 @@
-#include "model/dist/world.h"
+#include "model/runtime/launch_env.h"
 
 #include <cstdlib>
+#include <initializer_list>
 
 namespace starcnn {
 
