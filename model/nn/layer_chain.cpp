@@ -12,6 +12,14 @@
 
 namespace starcnn {
 
+LayerChain::Program unpack_program(void *buffers[], void *cl_arg) {
+  LayerChain::Program p;
+  starpu_codelet_unpack_args(cl_arg, &p);
+  STARPU_ASSERT(vector_length(buffers[0]) == p.input_floats);
+  STARPU_ASSERT(vector_length(buffers[1]) == p.batch);
+  return p;
+}
+
 std::vector<LayerParams> layer_params(const LayerChain::Program &p, void *buffers[]) {
   std::vector<LayerParams> layers;
   void **b = buffers + kFirstParamBuffer;

@@ -62,10 +62,7 @@ struct CpuKernels {
 }  // namespace
 
 void layer_chain_cpu_task(void *buffers[], void *cl_arg) {
-  LayerChain::Program p;
-  starpu_codelet_unpack_args(cl_arg, &p);
-  STARPU_ASSERT(vector_length(buffers[0]) == p.input_floats);
-  STARPU_ASSERT(vector_length(buffers[1]) == p.batch);
+  const LayerChain::Program p = unpack_program(buffers, cl_arg);
   thread_local std::vector<float> act, grad, col;
   thread_local std::vector<int32_t> argmax;
   act.resize(p.act_floats);

@@ -121,10 +121,7 @@ std::vector<uint64_t> graph_key(const LayerChain::Program &p, void *buffers[], u
 }  // namespace
 
 void layer_chain_cuda_task(void *buffers[], void *cl_arg) {
-  LayerChain::Program p;
-  starpu_codelet_unpack_args(cl_arg, &p);
-  STARPU_ASSERT(vector_length(buffers[0]) == p.input_floats);
-  STARPU_ASSERT(vector_length(buffers[1]) == p.batch);
+  const LayerChain::Program p = unpack_program(buffers, cl_arg);
   const unsigned scratch = first_scratch_buffer(p);
   float *act = vector_data(buffers[scratch]);
   float *grad = vector_data(buffers[scratch + 1]);

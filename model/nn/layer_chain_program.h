@@ -55,6 +55,9 @@ struct LayerParams {
   float *dw, *db;
 };
 
+// The task's program, its images and labels checked against it.
+LayerChain::Program unpack_program(void *buffers[], void *cl_arg);
+
 // The parameters of the program's layers, in order, from the task's buffers.
 std::vector<LayerParams> layer_params(const LayerChain::Program &p, void *buffers[]);
 
