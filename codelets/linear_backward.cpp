@@ -7,6 +7,8 @@
 #include <vector>
 
 #ifdef STARCNN_USE_CUDA
+#include "codelets/support/cuda_op_timer.h"
+
 #include <starpu_cublas_v2.h>
 #endif
 
@@ -29,11 +31,17 @@ void linear_backward_cuda(cublasHandle_t cublas, const float *x, const float *w,
                           const LinearShape &shape, cudaStream_t stream) {
   const float *g = dy;
   if (y) {
+    TimedPart part("relu backward", stream);
     relu_backward_cuda(y, dy, dz, size_t(shape.n) * shape.out, stream);
     g = dz;
   }
-  linear_backward_weights_cuda(cublas, x, g, dw, db, shape, false, stream);
-  if (dx) linear_backward_data_cuda(cublas, w, g, dx, shape);
+  {
+    TimedPart part("weight+bias gradients", stream);
+    linear_backward_weights_cuda(cublas, x, g, dw, db, shape, false, stream);
+  }
+  if (!dx) return;
+  TimedPart part("input gradients", stream);
+  linear_backward_data_cuda(cublas, w, g, dx, shape);
 }
 #endif
 

@@ -44,6 +44,10 @@ void maxpool_backward_cpu(const float *dp, const int32_t *argmax, float *dx,
 #ifdef STARCNN_USE_CUDA
 void maxpool_forward_cuda(const float *x, float *p, int32_t *argmax, const MaxpoolShape &shape,
                           bool relu, cudaStream_t stream);
+// The fused ReLU + maxpool forward of X + bias[channel]: a convolution's bias, added here instead
+// of in a pass of its own (conv_block.h).
+void bias_relu_maxpool_forward_cuda(const float *x, const float *bias, float *p, int32_t *argmax,
+                                    const MaxpoolShape &shape, cudaStream_t stream);
 void maxpool_backward_cuda(const float *dp, const int32_t *argmax, float *dx,
                            const MaxpoolShape &shape, cudaStream_t stream);
 #endif

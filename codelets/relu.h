@@ -5,6 +5,7 @@
 #include "codelets/support/codelet_support.h"
 
 #include <cstddef>
+#include <cstdint>
 
 #ifdef STARCNN_USE_CUDA
 #include <cuda_runtime.h>
@@ -17,6 +18,10 @@ void relu_backward_cpu(const float *y, const float *dy, float *dx, size_t n);
 #ifdef STARCNN_USE_CUDA
 void relu_forward_cuda(const float *x, float *y, size_t n, cudaStream_t stream);
 void relu_backward_cuda(const float *y, const float *dy, float *dx, size_t n, cudaStream_t stream);
+// A convolution's bias and its ReLU in one pass, in place over Y [n / (channels * plane), channels,
+// plane]: Y = max(Y + bias[channel], 0).
+void bias_relu_forward_cuda(float *y, const float *bias, uint32_t channels, uint32_t plane,
+                            size_t n, cudaStream_t stream);
 #endif
 
 extern starpu_codelet relu_forward_codelet;          // buffers: x (R), y (W)

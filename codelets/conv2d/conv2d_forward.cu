@@ -3,6 +3,7 @@
 #include "codelets/conv2d/conv_gemm.h"
 #include "codelets/conv2d/conv_math.h"
 #include "codelets/conv2d/cudnn_context.h"
+#include "codelets/support/cuda_op_timer.h"
 
 #include <starpu_cublas_v2.h>
 
@@ -18,11 +19,17 @@ void conv2d_forward_cuda(const Conv2dShape &shape, const float *x, const float *
     return;
   }
   const float one = 1.0f, zero = 0.0f;
-  check_cudnn(cudnnSetConvolutionMathType(plan.conv, plan.forward_math), "set forward math");
-  check_cudnn(cudnnConvolutionForward(cudnn.handle, &one, plan.x, x, plan.w, w, plan.conv,
-                                      plan.forward_algo, cudnn.workspace, cudnn.workspace_size,
-                                      &zero, plan.y, y),
-              "convolution forward");
+  cudaStream_t stream = starpu_cuda_get_local_stream();
+  {
+    TimedPart part("convolution", stream);
+    check_cudnn(cudnnSetConvolutionMathType(plan.conv, plan.forward_math), "set forward math");
+    check_cudnn(cudnnConvolutionForward(cudnn.handle, &one, plan.x, x, plan.w, w, plan.conv,
+                                        plan.forward_algo, cudnn.workspace, cudnn.workspace_size,
+                                        &zero, plan.y, y),
+                "convolution forward");
+  }
+  if (!b) return;
+  TimedPart part("bias", stream);
   check_cudnn(cudnnAddTensor(cudnn.handle, &one, plan.bias, b, &one, plan.y, y), "bias add");
 }
 

@@ -13,7 +13,8 @@ void conv2d_forward_cpu(const Conv2dShape &shape, const float *x, const float *w
                         float *y, float *col);
 #ifdef STARCNN_USE_CUDA
 // cuDNN on the calling CUDA worker's handle (bound to its StarPU stream) with the algorithm that
-// prepare_conv2d(shape) chose.
+// prepare_conv2d(shape) chose. b null: no bias (a fused block adds it in its next kernel), not on
+// the GEMM path (use_gemm_conv).
 void conv2d_forward_cuda(const Conv2dShape &shape, const float *x, const float *w, const float *b,
                          float *y);
 #endif

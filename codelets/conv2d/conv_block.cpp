@@ -5,6 +5,12 @@
 #include "codelets/conv2d/conv2d_forward.h"
 #include "codelets/relu.h"
 
+#ifdef STARCNN_USE_CUDA
+#include "codelets/conv2d/conv_gemm.h"
+#include "codelets/support/cuda_op_timer.h"
+#endif
+
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -36,24 +42,54 @@ void conv_block_backward_cpu(const Conv2dShape &s, const float *x, const float *
 }
 
 #ifdef STARCNN_USE_CUDA
+namespace {
+
+// Whether the convolution's bias is added in the ReLU's (or pool's) kernel instead of a pass of its
+// own over Y; STARCNN_FUSED_BIAS=0 keeps cuDNN's add (to compare). The GEMM path adds it in its
+// GEMM already.
+bool fuse_bias(const Conv2dShape &s) {
+  static const bool enabled = [] {
+    const char *value = std::getenv("STARCNN_FUSED_BIAS");
+    return value == nullptr || std::string(value) != "0";
+  }();
+  return enabled && !use_gemm_conv(s);
+}
+
+}  // namespace
+
 void conv_block_forward_cuda(const Conv2dShape &s, const float *x, const float *w, const float *b,
                              float *y, float *p, int32_t *argmax, cudaStream_t stream) {
-  conv2d_forward_cuda(s, x, w, b, y);
-  if (p)
-    maxpool_forward_cuda(y, p, argmax, conv_block_pool(s), true, stream);
-  else
+  const bool fused = fuse_bias(s);
+  conv2d_forward_cuda(s, x, w, fused ? nullptr : b, y);
+  if (p) {
+    TimedPart part(fused ? "bias+relu+pool" : "relu+pool", stream);
+    if (fused)
+      bias_relu_maxpool_forward_cuda(y, b, p, argmax, conv_block_pool(s), stream);
+    else
+      maxpool_forward_cuda(y, p, argmax, conv_block_pool(s), true, stream);
+  } else if (fused) {
+    TimedPart part("bias+relu", stream);
+    bias_relu_forward_cuda(y, b, s.c_out, s.out_h() * s.out_w(), s.y_count(), stream);
+  } else {
+    TimedPart part("relu", stream);
     relu_forward_cuda(y, y, s.y_count(), stream);
+  }
 }
 
 void conv_block_backward_cuda(const Conv2dShape &s, const float *x, const float *w,
                               const float *dout, const float *y, const int32_t *argmax, float *dz,
                               float *dw, float *db, float *dx, cudaStream_t stream) {
-  if (argmax)
-    maxpool_backward_cuda(dout, argmax, dz, conv_block_pool(s), stream);
-  else
-    relu_backward_cuda(y, dout, dz, s.y_count(), stream);
+  {
+    TimedPart part(argmax ? "pool+relu backward" : "relu backward", stream);
+    if (argmax)
+      maxpool_backward_cuda(dout, argmax, dz, conv_block_pool(s), stream);
+    else
+      relu_backward_cuda(y, dout, dz, s.y_count(), stream);
+  }
   conv2d_backward_filter_cuda(s, x, dz, dw, db, false);
-  if (dx) conv2d_backward_data_cuda(s, w, dz, dx, false);
+  if (!dx) return;
+  TimedPart part("data gradients", stream);
+  conv2d_backward_data_cuda(s, w, dz, dx, false);
 }
 #endif
 

@@ -2,6 +2,8 @@
 // one, as one forward task and one backward task (the separate ops are two or three tasks each
 // way, each paying StarPU's hand-off):
 //   forward   Y = conv(X, W) + b; pool: P, argmax = maxpool(relu(Y)), else Y = relu(Y) in place
+//             (on CUDA the bias is added in the ReLU's or pool's kernel, so with a pool Y holds
+//             conv(X, W) alone there: only P and argmax are read afterwards)
 //   backward  pool: dZ = maxpool_backward(dP, argmax), else dZ = relu_backward(Y, dY); then dW, db
 //             from (X, dZ) and, unless it is the first layer, dX from (W, dZ)
 // The kernels are conv2d's, maxpool's and relu's own, called in turn in the task.

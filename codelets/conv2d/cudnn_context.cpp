@@ -1,5 +1,6 @@
 #include "codelets/conv2d/cudnn_context.h"
 
+#include "codelets/conv2d/conv_bias_grad.h"
 #include "codelets/conv2d/conv_gemm.h"
 #include "codelets/conv2d/conv_math.h"
 
@@ -186,6 +187,8 @@ void prepare_conv2d_on_this_worker(const Conv2dShape &shape) {
   choose_algorithms(context.handle, desc, workspace);
   desc.gemm = use_gemm_conv(shape);
   if (desc.gemm) workspace = std::max(workspace, gemm_conv_workspace_bytes(shape));
+  if (use_conv_bias_grad_kernels())
+    workspace = std::max(workspace, conv_bias_grad_workspace_bytes(shape));
   grow_workspace(context, workspace);
   context.conv2d_descriptors.emplace(shape, desc);
 }
