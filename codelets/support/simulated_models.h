@@ -15,6 +15,11 @@ struct TaskOverheads {
   double submit_us = 0, cpu_us = 0, cuda_us = 0;
 };
 
+// The expected largest of n independent draws from the standard normal distribution,
+// E[max(Z_1..Z_n)] = integral of x n phi(x) Phi(x)^(n-1) dx: 0 for n = 1, 1/sqrt(pi) for n = 2,
+// ~1.74 for n = 15 (0 for n = 0).
+double expected_max_of_normals(unsigned n);
+
 }  // namespace starcnn
 
 #ifdef STARPU_SIMGRID
@@ -45,6 +50,15 @@ void use_simulated_costs(starpu_codelet &codelet);
 // Shapes (model, footprint, kind of worker) that took an estimate so far, as "symbol on cuda,
 // N bytes" lines.
 std::vector<std::string> estimated_shapes();
+
+// From now on, the CPU chain tasks (starcnn_cpu_chain, one micro-batch's whole pass each) that a
+// step runs side by side are charged the expected slowest of them, not each one's mean: a step
+// waits for its last chain, and the history entry of a chain holds its mean and standard deviation
+// over every run of that shape (StarPU keeps sum and sum of squares), so each of the n chains of a
+// step is charged mean + deviation * expected_max_of_normals(n). n is the count of chain tasks a
+// step submits together (between two tasks of other ops, batch loads apart), as the last step
+// submitted them. An estimated shape's deviation is estimated as its mean.
+void charge_slowest_chain();
 
 // StarPU's SimGrid mode gives no time at all to the tasks StarPU submits itself (internal jobs,
 // such as a STARPU_REDUX reduction's sums: _starpu_simgrid_submit_job returns on them), where call
