@@ -19,6 +19,7 @@
 #include "codelets/conv2d/conv2d_backward_filter.h"
 #include "codelets/conv2d/conv2d_forward.h"
 #include "codelets/conv2d/conv2d_prepare.h"
+#include "codelets/conv2d/sample_groups.h"
 #include "codelets/linear.h"
 #include "codelets/maxpool.h"
 #include "codelets/relu.h"
@@ -240,7 +241,7 @@ class LenetOps {
     s.c_out = c_out;
     s.k = 5;
     prepare_conv2d(s);
-    auto col = std::make_shared<std::vector<float>>(s.col_rows() * s.col_cols());
+    auto col = std::make_shared<std::vector<float>>(cpu_col_floats(s));
     Operand *x = floats(s.x_count()), *w = floats(s.w_count()), *b = floats(s.b_count());
     Operand *y = floats(s.y_count()), *dy = floats(s.y_count());
     Operand *dw = floats(s.w_count()), *db = floats(s.b_count()), *dx = floats(s.x_count());

@@ -8,25 +8,35 @@
 #include "codelets/conv2d/conv2d_task_support.h"
 #include "codelets/conv2d/direct_conv.h"
 #include "codelets/conv2d/im2col.h"
+#include "codelets/conv2d/sample_groups.h"
+#include "codelets/conv2d/winograd_conv.h"
 
 namespace starcnn {
 
 void conv2d_backward_data_cpu(const Conv2dShape &s, const float *w, const float *dy, float *dx,
                               float *col, bool accumulate) {
-  const size_t rows = s.col_rows(), cols = s.col_cols(), x_sample = size_t(s.c_in) * s.h * s.w;
+  const size_t rows = s.col_rows(), cols = s.col_cols(), x_sample = s.x_sample();
   if (direct_data_grad_serves(s, rows * cols))
     return direct_conv_backward_data(s, w, dy, dx, col, accumulate);
+  if (winograd_data_grad_serves(s)) return winograd_backward_data(s, w, dy, dx, accumulate);
   if (!accumulate) std::fill(dx, dx + s.n * x_sample, 0.0f);
-  for (size_t i = 0; i < s.n; ++i) {
-    const float *dyi = dy + i * s.c_out * cols;
-    float *dxi = dx + i * x_sample;
-    // col [rows, cols] = W^T [rows, c_out] * dY_i [c_out, cols]; pointwise shapes add straight
-    // into dX_i, others scatter col back with col2im.
-    float *out = s.pointwise() ? dxi : col;
+  const size_t group = samples_per_gemm(s);
+  for (size_t first = 0; first < s.n; first += group) {
+    const size_t g = std::min<size_t>(group, s.n - first), ld = g * cols;
+    const float *dyg = dy + first * s.c_out * cols;
+    float *dxg = dx + first * x_sample;
+    if (g > 1) {
+      gather_samples(dyg, g, s.c_out, cols, col + rows * ld);
+      dyg = col + rows * ld;
+    }
+    // col [rows, g * cols] = W^T [rows, c_out] * dY_g [c_out, g * cols]; pointwise shapes add
+    // straight into dX, others scatter col back with col2im.
+    float *out = s.pointwise() ? dxg : col;
     const float beta = s.pointwise() ? 1.0f : 0.0f;
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, int(rows), int(cols), int(s.c_out), 1.0f,
-                w, int(rows), dyi, int(cols), beta, out, int(cols));
-    if (!s.pointwise()) col2im_add_cpu(s, col, dxi);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, int(rows), int(ld), int(s.c_out), 1.0f, w,
+                int(rows), dyg, int(ld), beta, out, int(ld));
+    for (size_t j = 0; j < g && !s.pointwise(); ++j)
+      col2im_add_cpu(s, col + j * cols, dxg + j * x_sample, ld);
   }
 }
 

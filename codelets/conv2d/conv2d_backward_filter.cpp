@@ -8,6 +8,7 @@
 #include "codelets/conv2d/conv2d_task_support.h"
 #include "codelets/conv2d/direct_conv.h"
 #include "codelets/conv2d/im2col.h"
+#include "codelets/conv2d/sample_groups.h"
 
 namespace starcnn {
 namespace {
@@ -33,15 +34,22 @@ void conv2d_backward_filter_cpu(const Conv2dShape &s, const float *x, const floa
   if (direct_filter_grad_serves(s, rows * cols))
     return direct_conv_backward_filter(s, x, dy, dw, db, col, rows * cols, accumulate);
   if (!accumulate) std::fill(db, db + s.c_out, 0.0f);
-  for (size_t i = 0; i < s.n; ++i) {
-    const float *xi = x + i * s.c_in * s.h * s.w;
-    const float *dyi = dy + i * s.c_out * cols;
-    if (!s.pointwise()) im2col_cpu(s, xi, col);
-    // dW [c_out, rows] (+)= dY_i [c_out, cols] * col^T [cols, rows]
-    const float beta = (accumulate || i > 0) ? 1.0f : 0.0f;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(s.c_out), int(rows), int(cols), 1.0f,
-                dyi, int(cols), s.pointwise() ? xi : col, int(cols), beta, dw, int(rows));
-    for (size_t f = 0; f < s.c_out; ++f) db[f] += sum_of(dyi + f * cols, cols);
+  const size_t group = samples_per_gemm(s);
+  for (size_t first = 0; first < s.n; first += group) {
+    const size_t g = std::min<size_t>(group, s.n - first), ld = g * cols;
+    const float *xg = x + first * s.x_sample();
+    const float *dyg = dy + first * s.c_out * cols;
+    for (size_t j = 0; j < g && !s.pointwise(); ++j)
+      im2col_cpu(s, xg + j * s.x_sample(), col + j * cols, ld);
+    if (g > 1) {
+      gather_samples(dyg, g, s.c_out, cols, col + rows * ld);
+      dyg = col + rows * ld;
+    }
+    // dW [c_out, rows] (+)= dY_g [c_out, g * cols] * col^T [g * cols, rows]
+    const float beta = (accumulate || first > 0) ? 1.0f : 0.0f;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(s.c_out), int(rows), int(ld), 1.0f,
+                dyg, int(ld), s.pointwise() ? xg : col, int(ld), beta, dw, int(rows));
+    for (size_t f = 0; f < s.c_out; ++f) db[f] += sum_of(dyg + f * ld, ld);
   }
 }
 

@@ -8,6 +8,8 @@
 #include "codelets/conv2d/conv2d_task_support.h"
 #include "codelets/conv2d/direct_conv.h"
 #include "codelets/conv2d/im2col.h"
+#include "codelets/conv2d/sample_groups.h"
+#include "codelets/conv2d/winograd_conv.h"
 
 namespace starcnn {
 
@@ -15,14 +17,19 @@ void conv2d_forward_cpu(const Conv2dShape &s, const float *x, const float *w, co
                         float *y, float *col) {
   const size_t rows = s.col_rows(), cols = s.col_cols();
   if (direct_forward_serves(s, rows * cols)) return direct_conv_forward(s, x, w, b, y, col);
-  for (size_t i = 0; i < s.n; ++i) {
-    const float *xi = x + i * s.c_in * s.h * s.w;
-    float *yi = y + i * s.c_out * cols;
-    if (!s.pointwise()) im2col_cpu(s, xi, col);
-    for (size_t f = 0; f < s.c_out; ++f) std::fill(yi + f * cols, yi + (f + 1) * cols, b[f]);
-    // Y_i [c_out, cols] += W [c_out, rows] * col [rows, cols]
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(s.c_out), int(cols), int(rows), 1.0f,
-                w, int(rows), s.pointwise() ? xi : col, int(cols), 1.0f, yi, int(cols));
+  if (winograd_forward_serves(s)) return winograd_forward(s, x, w, b, y);
+  const size_t group = samples_per_gemm(s);
+  for (size_t first = 0; first < s.n; first += group) {
+    const size_t g = std::min<size_t>(group, s.n - first), ld = g * cols;
+    const float *xg = x + first * s.x_sample();
+    float *yg = y + first * s.c_out * cols;
+    for (size_t j = 0; j < g && !s.pointwise(); ++j)
+      im2col_cpu(s, xg + j * s.x_sample(), col + j * cols, ld);
+    // Y_g [c_out, g * cols] = W [c_out, rows] * col [rows, g * cols]; one sample's lands in Y.
+    float *out = g == 1 ? yg : col + rows * ld;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(s.c_out), int(ld), int(rows), 1.0f,
+                w, int(rows), s.pointwise() ? xg : col, int(ld), 0.0f, out, int(ld));
+    scatter_samples(out, g, s.c_out, cols, b, yg);
   }
 }
 

@@ -8,7 +8,7 @@
 
 namespace starcnn {
 
-// col: scratch of shape.col_rows() * shape.col_cols() floats (unused for pointwise shapes).
+// col: scratch of cpu_col_floats(shape) floats (sample_groups.h; unused for pointwise shapes).
 void conv2d_forward_cpu(const Conv2dShape &shape, const float *x, const float *w, const float *b,
                         float *y, float *col);
 #ifdef STARCNN_USE_CUDA

@@ -9,9 +9,9 @@
 
 namespace starcnn {
 
-// A STARPU_SCRATCH vector for one sample's im2col matrix (shape.col_rows() x shape.col_cols(),
-// a single float for pointwise shapes, which need none). Pass handle() to the task; it is handed
-// back when this goes out of scope, the task submitted or not.
+// A STARPU_SCRATCH vector for the CPU kernels' im2col matrices (cpu_col_floats(shape) floats,
+// sample_groups.h). Pass handle() to the task; it is handed back when this goes out of scope, the
+// task submitted or not.
 class ColScratch : public ScratchVector {
  public:
   explicit ColScratch(const Conv2dShape &shape);

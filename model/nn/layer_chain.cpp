@@ -3,6 +3,7 @@
 #include "codelets/conv2d/conv2d_prepare.h"
 #include "codelets/conv2d/conv_block.h"
 #include "codelets/conv2d/conv_math.h"
+#include "codelets/conv2d/sample_groups.h"
 #include "codelets/softmax_xent.h"
 #include "codelets/support/scratch_vector.h"
 #include "model/nn/layer_chain_program.h"
@@ -107,7 +108,7 @@ std::optional<LayerChain> LayerChain::build(const NetworkSpec &spec, ParameterSe
         if (params.conv_plan(layer->name).parts.size() != 1) return std::nullopt;
         op.kind = ChainOpKind::conv;
         op.conv = conv_shape(*layer, n);
-        p.col_floats = std::max<uint64_t>(p.col_floats, op.conv.col_rows() * op.conv.col_cols());
+        p.col_floats = std::max<uint64_t>(p.col_floats, cpu_col_floats(op.conv));
         if (chain.cuda_) prepare_conv2d(op.conv);  // cuDNN's descriptors on every CUDA worker
         add_params(layer->name, op);
         // The ReLU after it, and a 2x2 maxpool after that, in the convolution's op (conv_block.h):

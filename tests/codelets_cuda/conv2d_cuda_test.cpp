@@ -7,6 +7,7 @@
 #include "codelets/conv2d/conv2d_backward_filter.h"
 #include "codelets/conv2d/conv2d_forward.h"
 #include "codelets/conv2d/conv2d_prepare.h"
+#include "codelets/conv2d/sample_groups.h"
 #include "codelets/merge.h"
 
 #include <gtest/gtest.h>
@@ -32,7 +33,7 @@ using testing::RegisteredVector;
 // The CPU kernels called directly, on the whole problem.
 ConvResults cpu_results(const ConvProblem &p) {
   const Conv2dShape &s = p.shape;
-  std::vector<float> col(s.col_rows() * s.col_cols());
+  std::vector<float> col(cpu_col_floats(s));
   ConvResults r{std::vector<float>(s.y_count()), std::vector<float>(s.w_count()),
                 std::vector<float>(s.b_count()), std::vector<float>(s.x_count())};
   conv2d_forward_cpu(s, p.x.data(), p.w.data(), p.b.data(), r.y.data(), col.data());

@@ -3,6 +3,7 @@
 #include "codelets/conv2d/conv2d_prepare.h"
 #include "codelets/conv2d/conv2d_task_support.h"
 #include "codelets/conv2d/conv_block.h"
+#include "codelets/conv2d/sample_groups.h"
 
 #include <gtest/gtest.h>
 
@@ -35,7 +36,7 @@ TEST_P(ConvBlockCudaTest, FusedTasksOnCudaMatchCpu) {
       const std::vector<float> dout = testing::random_floats(out, seed + 5);
       // The CPU kernel on the host.
       std::vector<float> y(s.y_count()), pooled(out), dz(s.y_count()), dw(s.w_count()),
-          db(s.b_count()), dx(s.x_count()), col(s.col_rows() * s.col_cols() + 1);
+          db(s.b_count()), dx(s.x_count()), col(cpu_col_floats(s) + 1);
       std::vector<int32_t> argmax(out);
       conv_block_forward_cpu(s, p.x.data(), p.w.data(), p.b.data(), y.data(),
                              pool ? pooled.data() : nullptr, pool ? argmax.data() : nullptr,

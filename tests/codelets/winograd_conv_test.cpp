@@ -1,0 +1,66 @@
+// The Winograd F(2x2, 3x3) CPU convolutions (codelets/conv2d/winograd_conv.h) called on their own
+// against the float64 reference: outputs of even and odd sizes (tiles sticking out), padding 0, 1
+// and 2, several samples, channel counts off any power of two, and the data gradient overwriting
+// and adding into what dX held.
+#include "codelets/conv2d/winograd_conv.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "tests/codelets/conv2d_reference.h"
+#include "tests/codelets/conv2d_test_support.h"
+
+namespace starcnn {
+namespace {
+
+std::vector<Conv2dShape> winograd_shapes() {
+  return {{3, 16, 8, 8, 16, 3, 1, 1},
+          {2, 17, 7, 9, 20, 3, 1, 1},
+          {2, 16, 9, 7, 18, 3, 1, 0},
+          {1, 19, 5, 6, 16, 3, 1, 2},
+          {4, 32, 4, 4, 40, 3, 1, 1}};
+}
+
+TEST(WinogradConv, ServesThreeByThreeStrideOneWithEnoughChannels) {
+  EXPECT_TRUE(winograd_forward_serves({4, 128, 8, 8, 256, 3, 1, 1}));  // wide's conv5
+  EXPECT_TRUE(winograd_data_grad_serves({4, 64, 32, 32, 64, 3, 1, 1}));
+  EXPECT_FALSE(winograd_forward_serves({4, 3, 32, 32, 64, 3, 1, 1}));    // wide's conv1
+  EXPECT_FALSE(winograd_forward_serves({4, 6, 14, 14, 16, 5, 1, 0}));    // lenet's conv2
+  EXPECT_FALSE(winograd_forward_serves({4, 64, 16, 16, 64, 3, 2, 1}));   // strided
+  EXPECT_FALSE(winograd_data_grad_serves({4, 64, 16, 16, 8, 3, 1, 1}));  // few filters
+}
+
+TEST(WinogradConv, ForwardMatchesTheReference) {
+  uint32_t seed = 300;
+  for (const Conv2dShape &s : winograd_shapes()) {
+    SCOPED_TRACE(testing::describe(s));
+    ASSERT_TRUE(winograd_forward_serves(s));
+    const testing::ConvProblem p = testing::random_problem(s, seed += 10);
+    std::vector<float> y(s.y_count(), -7.0f);
+    winograd_forward(s, p.x.data(), p.w.data(), p.b.data(), y.data());
+    testing::expect_close(y, testing::reference_forward(s, p.x, p.w, p.b));
+  }
+}
+
+TEST(WinogradConv, DataGradientMatchesTheReferenceOverwritingAndAdding) {
+  uint32_t seed = 400;
+  for (const Conv2dShape &s : winograd_shapes()) {
+    SCOPED_TRACE(testing::describe(s));
+    ASSERT_TRUE(winograd_data_grad_serves(s));
+    const testing::ConvProblem p = testing::random_problem(s, seed += 10);
+    const std::vector<double> want = testing::reference_backward_data(s, p.w, p.r);
+    std::vector<float> dx(s.x_count(), -7.0f);
+    winograd_backward_data(s, p.w.data(), p.r.data(), dx.data(), false);
+    testing::expect_close(dx, want);
+    const std::vector<float> dx0 = testing::random_floats(s.x_count(), seed + 5);
+    std::vector<float> sum = dx0;
+    winograd_backward_data(s, p.w.data(), p.r.data(), sum.data(), true);
+    std::vector<double> want_sum(want);
+    for (size_t i = 0; i < want_sum.size(); ++i) want_sum[i] += dx0[i];
+    testing::expect_close(sum, want_sum);
+  }
+}
+
+}  // namespace
+}  // namespace starcnn
