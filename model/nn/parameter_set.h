@@ -39,7 +39,8 @@ class ParameterSet {
 
   // One SGD step of every part of every parameter (torch.optim.SGD semantics), each where the
   // part lives: a conv part's on its plan's workers, every other parameter's at home(). One task
-  // for all the parts that share worker kinds: one to three tasks a step.
+  // for all the parts that share worker kinds (one to three tasks a step), except a large CPU
+  // side's, which is one task per layer (kSplitUpdateFloats in parameter_set.cpp).
   void submit_update(const SgdParams &params);
   // For steps whose networks add their gradients together (micro-batches): every part gets at
   // least `slots` gradient slots (Parameter::grad), one for each network to overwrite, and

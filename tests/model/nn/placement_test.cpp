@@ -110,6 +110,17 @@ TEST_F(PlacementTest, EachSideUpdatesItsParametersInOneTask) {
             (std::map<Where, int>{{Where::cuda, 1}}));
 }
 
+// A CPU side of 256 K floats or more updates each layer in a task of its own: wide's seven
+// layers; lenet's 62 K stay one task (above).
+TEST_F(PlacementTest, ALargeCpuSideUpdatesEachLayerInItsOwnTask) {
+  const NetworkSpec wide = load_network("wide");
+  const auto tasks = step_tasks(wide, "cpu");
+  EXPECT_EQ(update_tasks(tasks), (std::map<Where, int>{{Where::cpu, 7}}));
+  // The CUDA side of the same network stays one task.
+  EXPECT_EQ(update_tasks(step_tasks(wide, "cpu;conv6=256@cuda")),
+            (std::map<Where, int>{{Where::cpu, 6}, {Where::cuda, 1}}));
+}
+
 TEST_F(PlacementTest, ASampleSplitsCpuChainRunsEveryOpOnTheCpu) {
   const auto tasks = step_tasks(spec_, "samples:4", NetworkPlacement{Where::cpu, true});
   for (const auto &[op, where] : tasks) {
