@@ -9,6 +9,7 @@
 #include "codelets/conv2d/direct_conv.h"
 #include "codelets/conv2d/im2col.h"
 #include "codelets/conv2d/sample_groups.h"
+#include "codelets/conv2d/winograd_conv.h"
 
 namespace starcnn {
 namespace {
@@ -33,6 +34,7 @@ void conv2d_backward_filter_cpu(const Conv2dShape &s, const float *x, const floa
   const size_t rows = s.col_rows(), cols = s.col_cols();
   if (direct_filter_grad_serves(s, rows * cols))
     return direct_conv_backward_filter(s, x, dy, dw, db, col, rows * cols, accumulate);
+  if (winograd_filter_grad_serves(s)) return winograd_backward_filter(s, x, dy, dw, db, accumulate);
   if (!accumulate) std::fill(db, db + s.c_out, 0.0f);
   const size_t group = samples_per_gemm(s);
   for (size_t first = 0; first < s.n; first += group) {

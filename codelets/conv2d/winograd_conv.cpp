@@ -156,6 +156,16 @@ void transform_outputs(const Problem &p, const float *m, const std::vector<TileO
   }
 }
 
+// Tiles per block: a block's transformed tiles, in and out, within kBlockFloats.
+size_t tiles_per_block(const Problem &p) {
+  return std::min(p.tiles(), std::max<size_t>(16, kBlockFloats / (kPoints * (p.in + p.out))));
+}
+
+void tile_origins(const Problem &p, size_t first, size_t count, std::vector<TileOrigin> &at) {
+  at.resize(count);
+  for (size_t j = 0; j < count; ++j) at[j] = tile_origin(p, first + j);
+}
+
 void run(const Problem &p, const float *x, const float *w, bool flip, const float *bias, float *y,
          bool accumulate) {
   // The calling worker's buffers, kept from task to task.
@@ -166,15 +176,12 @@ void run(const Problem &p, const float *x, const float *w, bool flip, const floa
     transform_filters<true>(w, p.out, p.in, u.data());
   else
     transform_filters<false>(w, p.out, p.in, u.data());
-  const size_t total = p.tiles();
-  const size_t block =
-      std::min(total, std::max<size_t>(16, kBlockFloats / (kPoints * (p.in + p.out))));
+  const size_t total = p.tiles(), block = tiles_per_block(p);
   v.resize(kPoints * point_stride(p.in, block));
   m.resize(kPoints * point_stride(p.out, block));
   for (size_t t0 = 0; t0 < total; t0 += block) {
-    const size_t tb = std::min(block, total - t0);
-    at.resize(tb);
-    for (size_t j = 0; j < tb; ++j) at[j] = tile_origin(p, t0 + j);
+    tile_origins(p, t0, std::min(block, total - t0), at);
+    const size_t tb = at.size();
     transform_inputs(p, x, at, v.data());
     // m[point] [out, tb] = u[point] [out, in] * v[point] [in, tb]
     for (size_t point = 0; point < kPoints; ++point)
@@ -186,6 +193,88 @@ void run(const Problem &p, const float *x, const float *w, bool flip, const floa
   }
 }
 
+// The weight gradient by F(3x3, 2x2): each 2x2 tile of dY against the 4x4 tile of X it met,
+// dw[o][i] = A^T (sum over tiles of (G dy G^T) . (B^T x B)) A with A^T = [1 1 1 0; 0 1 -1 0;
+// 0 1 1 1], G = [1 0; .5 .5; .5 -.5; 0 1] and B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 -1 0 1]. That
+// B^T is the forward's with its last row negated: transform_inputs serves, and G's last row is
+// negated here instead.
+
+// e[point][o][j] = G' g G'^T for the 2x2 tile g of dY channel o at the block's tile j (zero where
+// it sticks out of an odd output), G' being G with its last row negated.
+void transform_output_grads(const Problem &p, const float *dy, const std::vector<TileOrigin> &at,
+                            float *e) {
+  const size_t oh = p.oh(), ow = p.ow(), tb = at.size(), stride = point_stride(p.out, tb);
+  for (size_t o = 0; o < p.out; ++o)
+    for (size_t j = 0; j < tb; ++j) {
+      const size_t oy = size_t(at[j].y + long(p.pad)), ox = size_t(at[j].x + long(p.pad));
+      const float *plane = dy + (at[j].sample * p.out + o) * oh * ow;
+      float g[2][2] = {};
+      for (size_t a = 0; a < 2 && oy + a < oh; ++a)
+        for (size_t b = 0; b < 2 && ox + b < ow; ++b) g[a][b] = plane[(oy + a) * ow + ox + b];
+      float gg[4][2];  // G' g
+      for (size_t b = 0; b < 2; ++b) {
+        gg[0][b] = g[0][b];
+        gg[1][b] = 0.5f * (g[0][b] + g[1][b]);
+        gg[2][b] = 0.5f * (g[0][b] - g[1][b]);
+        gg[3][b] = -g[1][b];
+      }
+      float *dst = e + o * tb + j;
+      for (size_t r = 0; r < 4; ++r) {
+        dst[(r * 4 + 0) * stride] = gg[r][0];
+        dst[(r * 4 + 1) * stride] = 0.5f * (gg[r][0] + gg[r][1]);
+        dst[(r * 4 + 2) * stride] = 0.5f * (gg[r][0] - gg[r][1]);
+        dst[(r * 4 + 3) * stride] = -gg[r][1];
+      }
+    }
+}
+
+// dw[o][i] (+)= A^T m A for the summed products m[point][o][i].
+void transform_filter_grads(const Problem &p, const float *m, float *dw, bool accumulate) {
+  const size_t stride = point_stride(p.out, p.in);
+  for (size_t o = 0; o < p.out; ++o)
+    for (size_t i = 0; i < p.in; ++i) {
+      const float *src = m + o * p.in + i;
+      float mm[4][4];
+      for (size_t r = 0; r < 4; ++r)
+        for (size_t q = 0; q < 4; ++q) mm[r][q] = src[(r * 4 + q) * stride];
+      float am[3][4];  // A^T m
+      for (size_t q = 0; q < 4; ++q) {
+        am[0][q] = mm[0][q] + mm[1][q] + mm[2][q];
+        am[1][q] = mm[1][q] - mm[2][q];
+        am[2][q] = mm[1][q] + mm[2][q] + mm[3][q];
+      }
+      float *out = dw + (o * p.in + i) * 9;
+      for (size_t r = 0; r < 3; ++r) {
+        const float row[3] = {am[r][0] + am[r][1] + am[r][2], am[r][1] - am[r][2],
+                              am[r][1] + am[r][2] + am[r][3]};
+        for (size_t k = 0; k < 3; ++k)
+          out[r * 3 + k] = accumulate ? out[r * 3 + k] + row[k] : row[k];
+      }
+    }
+}
+
+void filter_grad(const Problem &p, const float *x, const float *dy, float *dw, bool accumulate) {
+  thread_local std::vector<float> v, e, m;
+  thread_local std::vector<TileOrigin> at;
+  const size_t total = p.tiles(), block = tiles_per_block(p);
+  v.resize(kPoints * point_stride(p.in, block));
+  e.resize(kPoints * point_stride(p.out, block));
+  m.resize(kPoints * point_stride(p.out, p.in));
+  for (size_t t0 = 0; t0 < total; t0 += block) {
+    tile_origins(p, t0, std::min(block, total - t0), at);
+    const size_t tb = at.size();
+    transform_inputs(p, x, at, v.data());
+    transform_output_grads(p, dy, at, e.data());
+    // m[point] [out, in] (+)= e[point] [out, tb] * v[point]^T [tb, in]
+    for (size_t point = 0; point < kPoints; ++point)
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(p.out), int(p.in), int(tb), 1.0f,
+                  e.data() + point * point_stride(p.out, tb), int(tb),
+                  v.data() + point * point_stride(p.in, tb), int(tb), t0 == 0 ? 0.0f : 1.0f,
+                  m.data() + point * point_stride(p.out, p.in), int(p.in));
+  }
+  transform_filter_grads(p, m.data(), dw, accumulate);
+}
+
 }  // namespace
 
 bool winograd_forward_serves(const Conv2dShape &s) {
@@ -193,6 +282,10 @@ bool winograd_forward_serves(const Conv2dShape &s) {
 }
 
 bool winograd_data_grad_serves(const Conv2dShape &s) {
+  return serves(s);
+}
+
+bool winograd_filter_grad_serves(const Conv2dShape &s) {
   return serves(s);
 }
 
@@ -206,6 +299,21 @@ void winograd_backward_data(const Conv2dShape &s, const float *w, const float *d
   // dX = dY (*) W turned and transposed, padded by 2 - pad: its output is h x w again.
   run({s.n, s.c_out, s.out_h(), s.out_w(), s.c_in, 2 - size_t(s.pad)}, dy, w, true, nullptr, dx,
       accumulate);
+}
+
+void winograd_backward_filter(const Conv2dShape &s, const float *x, const float *dy, float *dw,
+                              float *db, bool accumulate) {
+  const Problem p{s.n, s.c_in, s.h, s.w, s.c_out, s.pad};
+  filter_grad(p, x, dy, dw, accumulate);
+  const size_t plane = p.oh() * p.ow();
+  if (!accumulate) std::fill(db, db + s.c_out, 0.0f);
+  for (size_t i = 0; i < s.n; ++i)
+    for (size_t o = 0; o < s.c_out; ++o) {
+      const float *g = dy + (i * s.c_out + o) * plane;
+      float sum = 0.0f;
+      for (size_t k = 0; k < plane; ++k) sum += g[k];
+      db[o] += sum;
+    }
 }
 
 }  // namespace starcnn

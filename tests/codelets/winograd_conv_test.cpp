@@ -1,7 +1,7 @@
 // The Winograd F(2x2, 3x3) CPU convolutions (codelets/conv2d/winograd_conv.h) called on their own
 // against the float64 reference: outputs of even and odd sizes (tiles sticking out), padding 0, 1
 // and 2, several samples, channel counts off any power of two, and the data gradient overwriting
-// and adding into what dX held.
+// and adding into what dX held; the weight gradient likewise; and more tiles than one block holds.
 #include "codelets/conv2d/winograd_conv.h"
 
 #include <gtest/gtest.h>
@@ -15,16 +15,16 @@ namespace starcnn {
 namespace {
 
 std::vector<Conv2dShape> winograd_shapes() {
-  return {{3, 16, 8, 8, 16, 3, 1, 1},
-          {2, 17, 7, 9, 20, 3, 1, 1},
-          {2, 16, 9, 7, 18, 3, 1, 0},
-          {1, 19, 5, 6, 16, 3, 1, 2},
-          {4, 32, 4, 4, 40, 3, 1, 1}};
+  return {
+      {3, 16, 8, 8, 16, 3, 1, 1}, {2, 17, 7, 9, 20, 3, 1, 1},
+      {2, 16, 9, 7, 18, 3, 1, 0}, {1, 19, 5, 6, 16, 3, 1, 2},
+      {4, 32, 4, 4, 40, 3, 1, 1}, {2, 16, 66, 66, 16, 3, 1, 1}};  // 2178 tiles: more than one block
 }
 
 TEST(WinogradConv, ServesThreeByThreeStrideOneWithEnoughChannels) {
   EXPECT_TRUE(winograd_forward_serves({4, 128, 8, 8, 256, 3, 1, 1}));  // wide's conv5
   EXPECT_TRUE(winograd_data_grad_serves({4, 64, 32, 32, 64, 3, 1, 1}));
+  EXPECT_TRUE(winograd_filter_grad_serves({4, 256, 8, 8, 256, 3, 1, 1}));
   EXPECT_FALSE(winograd_forward_serves({4, 3, 32, 32, 64, 3, 1, 1}));    // wide's conv1
   EXPECT_FALSE(winograd_forward_serves({4, 6, 14, 14, 16, 5, 1, 0}));    // lenet's conv2
   EXPECT_FALSE(winograd_forward_serves({4, 64, 16, 16, 64, 3, 2, 1}));   // strided
@@ -59,6 +59,30 @@ TEST(WinogradConv, DataGradientMatchesTheReferenceOverwritingAndAdding) {
     std::vector<double> want_sum(want);
     for (size_t i = 0; i < want_sum.size(); ++i) want_sum[i] += dx0[i];
     testing::expect_close(sum, want_sum);
+  }
+}
+
+TEST(WinogradConv, WeightGradientMatchesTheReferenceOverwritingAndAdding) {
+  uint32_t seed = 500;
+  for (const Conv2dShape &s : winograd_shapes()) {
+    SCOPED_TRACE(testing::describe(s));
+    ASSERT_TRUE(winograd_filter_grad_serves(s));
+    const testing::ConvProblem p = testing::random_problem(s, seed += 10);
+    const std::vector<double> want_dw = testing::reference_backward_filter(s, p.x, p.r),
+                              want_db = testing::reference_backward_bias(s, p.r);
+    std::vector<float> dw(s.w_count(), -7.0f), db(s.b_count(), -7.0f);
+    winograd_backward_filter(s, p.x.data(), p.r.data(), dw.data(), db.data(), false);
+    testing::expect_close(dw, want_dw);
+    testing::expect_close(db, want_db);
+    const std::vector<float> dw0 = testing::random_floats(s.w_count(), seed + 5),
+                             db0 = testing::random_floats(s.b_count(), seed + 6);
+    std::vector<float> dw_sum = dw0, db_sum = db0;
+    winograd_backward_filter(s, p.x.data(), p.r.data(), dw_sum.data(), db_sum.data(), true);
+    std::vector<double> want_dw_sum(want_dw), want_db_sum(want_db);
+    for (size_t i = 0; i < want_dw_sum.size(); ++i) want_dw_sum[i] += dw0[i];
+    for (size_t i = 0; i < want_db_sum.size(); ++i) want_db_sum[i] += db0[i];
+    testing::expect_close(dw_sum, want_dw_sum);
+    testing::expect_close(db_sum, want_db_sum);
   }
 }
 
