@@ -74,6 +74,13 @@ void transform_filters(const float *w, size_t out, size_t in, float *u) {
     }
 }
 
+// mm[r][q] = the transformed tile's point (r, q), its 16 points `stride` floats apart.
+__attribute__((always_inline)) inline void gather_points(const float *src, size_t stride,
+                                                         float (&mm)[4][4]) {
+  for (size_t r = 0; r < 4; ++r)
+    for (size_t q = 0; q < 4; ++q) mm[r][q] = src[(r * 4 + q) * stride];
+}
+
 // Where tile t of the output starts: its sample and the top-left corner of its 4x4 input tile
 // (which may lie in the padding).
 struct TileOrigin {
@@ -138,8 +145,7 @@ void transform_outputs(const Problem &p, const float *m, const std::vector<TileO
       const size_t rows = std::min<size_t>(2, oh - oy), cols = std::min<size_t>(2, ow - ox);
       const float *src = m + o * tb + j;
       float mm[4][4];
-      for (size_t r = 0; r < 4; ++r)
-        for (size_t q = 0; q < 4; ++q) mm[r][q] = src[(r * 4 + q) * stride];
+      gather_points(src, stride, mm);
       float am[2][4];  // A^T m
       for (size_t q = 0; q < 4; ++q) {
         am[0][q] = mm[0][q] + mm[1][q] + mm[2][q];
@@ -235,8 +241,7 @@ void transform_filter_grads(const Problem &p, const float *m, float *dw, bool ac
     for (size_t i = 0; i < p.in; ++i) {
       const float *src = m + o * p.in + i;
       float mm[4][4];
-      for (size_t r = 0; r < 4; ++r)
-        for (size_t q = 0; q < 4; ++q) mm[r][q] = src[(r * 4 + q) * stride];
+      gather_points(src, stride, mm);
       float am[3][4];  // A^T m
       for (size_t q = 0; q < 4; ++q) {
         am[0][q] = mm[0][q] + mm[1][q] + mm[2][q];

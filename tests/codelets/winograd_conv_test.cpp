@@ -21,6 +21,21 @@ std::vector<Conv2dShape> winograd_shapes() {
       {4, 32, 4, 4, 40, 3, 1, 1}, {2, 16, 66, 66, 16, 3, 1, 1}};  // 2178 tiles: more than one block
 }
 
+// Calls check(shape, problem) for every shape, each with its own random problem from `seed` on.
+template <typename Check>
+void for_each_problem(uint32_t seed, Check check) {
+  for (const Conv2dShape &s : winograd_shapes()) {
+    SCOPED_TRACE(testing::describe(s));
+    check(s, testing::random_problem(s, seed += 10));
+  }
+}
+
+// want + added, element by element.
+std::vector<double> plus(std::vector<double> want, const std::vector<float> &added) {
+  for (size_t i = 0; i < want.size(); ++i) want[i] += added[i];
+  return want;
+}
+
 TEST(WinogradConv, ServesThreeByThreeStrideOneWithEnoughChannels) {
   EXPECT_TRUE(winograd_forward_serves({4, 128, 8, 8, 256, 3, 1, 1}));  // wide's conv5
   EXPECT_TRUE(winograd_data_grad_serves({4, 64, 32, 32, 64, 3, 1, 1}));
@@ -32,58 +47,44 @@ TEST(WinogradConv, ServesThreeByThreeStrideOneWithEnoughChannels) {
 }
 
 TEST(WinogradConv, ForwardMatchesTheReference) {
-  uint32_t seed = 300;
-  for (const Conv2dShape &s : winograd_shapes()) {
-    SCOPED_TRACE(testing::describe(s));
+  for_each_problem(300, [](const Conv2dShape &s, const testing::ConvProblem &p) {
     ASSERT_TRUE(winograd_forward_serves(s));
-    const testing::ConvProblem p = testing::random_problem(s, seed += 10);
     std::vector<float> y(s.y_count(), -7.0f);
     winograd_forward(s, p.x.data(), p.w.data(), p.b.data(), y.data());
     testing::expect_close(y, testing::reference_forward(s, p.x, p.w, p.b));
-  }
+  });
 }
 
 TEST(WinogradConv, DataGradientMatchesTheReferenceOverwritingAndAdding) {
-  uint32_t seed = 400;
-  for (const Conv2dShape &s : winograd_shapes()) {
-    SCOPED_TRACE(testing::describe(s));
+  for_each_problem(400, [](const Conv2dShape &s, const testing::ConvProblem &p) {
     ASSERT_TRUE(winograd_data_grad_serves(s));
-    const testing::ConvProblem p = testing::random_problem(s, seed += 10);
     const std::vector<double> want = testing::reference_backward_data(s, p.w, p.r);
     std::vector<float> dx(s.x_count(), -7.0f);
     winograd_backward_data(s, p.w.data(), p.r.data(), dx.data(), false);
     testing::expect_close(dx, want);
-    const std::vector<float> dx0 = testing::random_floats(s.x_count(), seed + 5);
+    const std::vector<float> dx0 = testing::random_floats(s.x_count(), 401);
     std::vector<float> sum = dx0;
     winograd_backward_data(s, p.w.data(), p.r.data(), sum.data(), true);
-    std::vector<double> want_sum(want);
-    for (size_t i = 0; i < want_sum.size(); ++i) want_sum[i] += dx0[i];
-    testing::expect_close(sum, want_sum);
-  }
+    testing::expect_close(sum, plus(want, dx0));
+  });
 }
 
 TEST(WinogradConv, WeightGradientMatchesTheReferenceOverwritingAndAdding) {
-  uint32_t seed = 500;
-  for (const Conv2dShape &s : winograd_shapes()) {
-    SCOPED_TRACE(testing::describe(s));
+  for_each_problem(500, [](const Conv2dShape &s, const testing::ConvProblem &p) {
     ASSERT_TRUE(winograd_filter_grad_serves(s));
-    const testing::ConvProblem p = testing::random_problem(s, seed += 10);
     const std::vector<double> want_dw = testing::reference_backward_filter(s, p.x, p.r),
                               want_db = testing::reference_backward_bias(s, p.r);
     std::vector<float> dw(s.w_count(), -7.0f), db(s.b_count(), -7.0f);
     winograd_backward_filter(s, p.x.data(), p.r.data(), dw.data(), db.data(), false);
     testing::expect_close(dw, want_dw);
     testing::expect_close(db, want_db);
-    const std::vector<float> dw0 = testing::random_floats(s.w_count(), seed + 5),
-                             db0 = testing::random_floats(s.b_count(), seed + 6);
+    const std::vector<float> dw0 = testing::random_floats(s.w_count(), 501),
+                             db0 = testing::random_floats(s.b_count(), 502);
     std::vector<float> dw_sum = dw0, db_sum = db0;
     winograd_backward_filter(s, p.x.data(), p.r.data(), dw_sum.data(), db_sum.data(), true);
-    std::vector<double> want_dw_sum(want_dw), want_db_sum(want_db);
-    for (size_t i = 0; i < want_dw_sum.size(); ++i) want_dw_sum[i] += dw0[i];
-    for (size_t i = 0; i < want_db_sum.size(); ++i) want_db_sum[i] += db0[i];
-    testing::expect_close(dw_sum, want_dw_sum);
-    testing::expect_close(db_sum, want_db_sum);
-  }
+    testing::expect_close(dw_sum, plus(want_dw, dw0));
+    testing::expect_close(db_sum, plus(want_db, db0));
+  });
 }
 
 }  // namespace
