@@ -171,8 +171,7 @@ void count_chains(starpu_task *task) {
   if (std::strcmp(symbol, kChainSymbol) == 0) {
     ++chains_submitting;
   } else if (std::strcmp(symbol, "starcnn_load_batch") != 0 &&
-             std::strcmp(symbol, "starcnn_cuda_chain") != 0 &&
-             std::strcmp(symbol, "starcnn_cuda_chain_warmup") != 0 && chains_submitting > 0) {
+             std::strncmp(symbol, "starcnn_cuda_chain", 18) != 0 && chains_submitting > 0) {
     chains_per_step = chains_submitting;
     chains_submitting = 0;
   }

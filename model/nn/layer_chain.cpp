@@ -47,9 +47,15 @@ namespace {
 starpu_perfmodel cpu_chain_model = history_model("starcnn_cpu_chain");
 starpu_codelet cpu_chain_codelet =
     make_codelet("cpu_chain", layer_chain_cpu_task, nullptr, &cpu_chain_model, {});
+// Each math its own model: the simulation estimates a batch never run from the entries of other
+// batches, and a TF32 chain's must not be taken from FP32 ones of the same data size.
 starpu_perfmodel cuda_chain_model = history_model("starcnn_cuda_chain");
 starpu_codelet cuda_chain_codelet = make_codelet(
     "cuda_chain", nullptr, STARCNN_CUDA_FUNC(layer_chain_cuda_task), &cuda_chain_model, {});
+starpu_perfmodel cuda_chain_fp32_model = history_model("starcnn_cuda_chain_fp32");
+starpu_codelet cuda_chain_fp32_codelet =
+    make_codelet("cuda_chain_fp32", nullptr, STARCNN_CUDA_FUNC(layer_chain_cuda_task),
+                 &cuda_chain_fp32_model, {});
 // A CUDA chain's first launches set up cuDNN and cuBLAS and capture its graphs (one per batch
 // slot, on its second use): 10-400x a replay on the H200 (call f's trace of lenet b64: 93.7, 1.2,
 // 11.9, 1.4 ms, then 0.2-0.3). They go to a model of their own, so that the steady model, which
@@ -76,6 +82,7 @@ std::optional<LayerChain> LayerChain::build(const NetworkSpec &spec, ParameterSe
   if (chain.cuda_ && cuda == CudaChain::off) return std::nullopt;
   p.graph = chain.cuda_ && cuda == CudaChain::graph;
   p.math = chain.cuda_ ? uint32_t(conv_math()) : 0;
+  chain.fp32_ = chain.cuda_ && conv_math() == ConvMath::fp32;
   // The packed host weights are the CPU chains' (the CUDA side updates the parameters themselves).
   const Tensor *packed = chain.cuda_ ? nullptr : params.host_weights();
   p.packed_weights = packed != nullptr;
@@ -170,6 +177,7 @@ void LayerChain::submit(const Tensor &images, const Tensor &labels, const Tensor
   for (const auto &s : scratch_) buffers.push_back({s->handle(), STARPU_SCRATCH});
   starpu_codelet &codelet = !cuda_                                   ? cpu_chain_codelet
                             : launches_++ < kCudaChainWarmupLaunches ? cuda_chain_warmup_codelet
+                            : fp32_                                  ? cuda_chain_fp32_codelet
                                                                      : cuda_chain_codelet;
   insert_task(codelet, cuda_ ? "cuda_chain" : "cpu_chain", where, 0, STARPU_DATA_MODE_ARRAY,
               buffers.data(), int(buffers.size()), STARPU_VALUE, program_.data(), program_.size());

@@ -49,6 +49,7 @@ class LayerChain {
  private:
   LayerChain() = default;
   bool cuda_ = false;
+  bool fp32_ = false;  // a CUDA chain's convolutions in strict FP32 (its own perf model)
   // Per conv / linear layer w, dw, b, db; or the packed weights, then per layer dw, db.
   std::vector<starpu_data_descr> params_;
   // A CUDA chain's scratch buffers (activations, their gradients, argmax), shared by its copies.
