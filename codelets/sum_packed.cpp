@@ -22,29 +22,54 @@ void sum_packed_cpu(float *packed, const float *const *const *groups, size_t gro
 
 namespace {
 
-void sum_packed_task(void *buffers[], void *cl_arg) {
+// A task's buffers as sum_packed_cpu/_cuda take them: the groups' vectors, then the packed one.
+struct PackedBuffers {
+  std::vector<const float *> srcs;
+  std::vector<const float *const *> groups;
+  std::vector<size_t> n;
+  size_t per_group = 0;
+  float *packed = nullptr;
+};
+
+PackedBuffers packed_buffers(void *buffers[], void *cl_arg) {
   uint32_t per_group = 0;
   starpu_codelet_unpack_args(cl_arg, &per_group);
   const size_t count = size_t(STARPU_TASK_GET_NBUFFERS(starpu_task_get_current())) - 1;
   STARPU_ASSERT(per_group > 0 && count % per_group == 0);
+  PackedBuffers b;
+  b.per_group = per_group;
   const size_t group_count = count / per_group;
-  std::vector<const float *> srcs(count);
-  std::vector<const float *const *> groups(group_count);
-  std::vector<size_t> n(group_count);
-  for (size_t b = 0; b < count; ++b) srcs[b] = vector_data(buffers[b]);
+  b.srcs.resize(count);
+  b.groups.resize(group_count);
+  b.n.resize(group_count);
+  for (size_t i = 0; i < count; ++i) b.srcs[i] = vector_data(buffers[i]);
   for (size_t g = 0; g < group_count; ++g) {
-    groups[g] = srcs.data() + g * per_group;
-    n[g] = vector_length(buffers[g * per_group]);
+    b.groups[g] = b.srcs.data() + g * per_group;
+    b.n[g] = vector_length(buffers[g * per_group]);
   }
-  sum_packed_cpu(vector_data(buffers[count]), groups.data(), group_count, per_group, n.data());
+  b.packed = vector_data(buffers[count]);
+  return b;
 }
+
+void sum_packed_task(void *buffers[], void *cl_arg) {
+  const PackedBuffers b = packed_buffers(buffers, cl_arg);
+  sum_packed_cpu(b.packed, b.groups.data(), b.groups.size(), b.per_group, b.n.data());
+}
+
+#ifdef STARCNN_USE_CUDA
+void sum_packed_cuda_task(void *buffers[], void *cl_arg) {
+  const PackedBuffers b = packed_buffers(buffers, cl_arg);
+  sum_packed_cuda(b.packed, b.groups.data(), b.groups.size(), b.per_group, b.n.data(),
+                  starpu_cuda_get_local_stream());
+}
+#endif
 
 starpu_perfmodel sum_packed_model = size_history_model("starcnn_sum_packed");
 
 }  // namespace
 
-starpu_codelet sum_packed_codelet =
-    make_codelet("sum_packed", sum_packed_task, nullptr, &sum_packed_model, {});
+starpu_codelet sum_packed_codelet = make_codelet(
+    "sum_packed", sum_packed_task, STARCNN_CUDA_FUNC(sum_packed_cuda_task), &sum_packed_model, {});
 
 void submit_sum_packed(const std::vector<std::vector<starpu_data_handle_t>> &groups,
                        starpu_data_handle_t packed, Where where, int priority) {

@@ -10,6 +10,10 @@
 #include <cstddef>
 #include <vector>
 
+#ifdef STARCNN_USE_CUDA
+#include <cuda_runtime.h>
+#endif
+
 namespace starcnn {
 
 // packed[offset(g) + i] = groups[g][0][i] + groups[g][1][i] + ..., where group g's slice starts
@@ -17,11 +21,18 @@ namespace starcnn {
 void sum_packed_cpu(float *packed, const float *const *const *groups, size_t group_count,
                     size_t per_group, const size_t *n);
 
+#ifdef STARCNN_USE_CUDA
+// The same on the GPU, with the same additions in the same order (the same bits): a sample
+// split's GPU side packs its gradients for the CPU side's copy of the update.
+void sum_packed_cuda(float *packed, const float *const *const *groups, size_t group_count,
+                     size_t per_group, const size_t *n, cudaStream_t stream);
+#endif
+
 extern starpu_codelet sum_packed_codelet;  // R each group's vectors in turn, then W packed
 
-// One task on the CPU workers of `where` (Where::cpu, or a pinned CPU worker): every group has the
-// same number of vectors. Throws std::invalid_argument for no groups, groups of differing sizes or
-// lengths, or a packed vector whose length is not the sum of the groups' lengths.
+// One task on the workers of `where`: every group has the same number of vectors. Throws
+// std::invalid_argument for no groups, groups of differing sizes or lengths, or a packed vector
+// whose length is not the sum of the groups' lengths.
 void submit_sum_packed(const std::vector<std::vector<starpu_data_handle_t>> &groups,
                        starpu_data_handle_t packed, Where where = Where::cpu, int priority = 0);
 

@@ -112,6 +112,11 @@ void ParameterSet::submit_sum_grads(size_t slots, const std::vector<size_t> &cpu
       if (!others.empty()) submit_add_all(p->grad(0).handle(), others, part_where(*p, 0));
     }
     submit_sum_packed(groups, host_grads_->handle(), Where::cpu);
+    if (device_grads_) {  // the update side's own gradients, packed for the host's update
+      std::vector<std::vector<starpu_data_handle_t>> own;
+      for (auto &p : params_) own.push_back({p->grad(0).handle()});
+      submit_sum_packed(own, device_grads_->handle(), part_where(*params_[0], 0));
+    }
     host_grads_pending_ = true;
     return;
   }
@@ -142,6 +147,16 @@ bool ParameterSet::use_host_mirror() {
   if (!host_weights_) {
     host_weights_.emplace(std::vector<int>{int(total)}, "host_weights");
     host_grads_.emplace(std::vector<int>{int(total)}, "host_grads");
+    const char *mode = std::getenv("STARCNN_MIRROR_UPDATE");
+    if (mode && std::string(mode) == "copy")
+      mirror_update_ = MirrorUpdate::copy_back;
+    else if (mode && *mode && std::string(mode) != "both")
+      throw std::invalid_argument(std::string("STARCNN_MIRROR_UPDATE must be both or copy, got '") +
+                                  mode + "'");
+    if (mirror_update_ == MirrorUpdate::both_sides) {
+      host_momenta_.emplace(std::vector<int>{int(total)}, "host_momenta");
+      device_grads_.emplace(std::vector<int>{int(total)}, "device_grads");
+    }
   }
   return true;
 }
@@ -157,9 +172,13 @@ size_t ParameterSet::host_offset(const Parameter &p) const {
 
 void ParameterSet::submit_pack_weights() {
   if (!host_weights_) return;
-  std::vector<std::vector<starpu_data_handle_t>> groups;
-  for (auto &p : params_) groups.push_back({p->value(0).handle()});
-  submit_sum_packed(groups, host_weights_->handle(), Where::cpu);
+  std::vector<std::vector<starpu_data_handle_t>> weights, momenta;
+  for (auto &p : params_) {
+    weights.push_back({p->value(0).handle()});
+    momenta.push_back({p->momentum(0).handle()});
+  }
+  submit_sum_packed(weights, host_weights_->handle(), Where::cpu);
+  if (host_momenta_) submit_sum_packed(momenta, host_momenta_->handle(), Where::cpu);
 }
 
 namespace {
@@ -204,8 +223,15 @@ void ParameterSet::submit_update(const SgdParams &params) {
   // With the mirror every vector is on one side, in the mirror's order (use_host_mirror).
   SgdPacked packed;
   if (host_weights_) {
-    packed.weights_copy = host_weights_->handle();
+    // Both sides update from the same gradients only where this step's were summed and packed;
+    // otherwise the new weights come back.
+    const bool both = host_momenta_ && host_grads_pending_;
+    if (!both) packed.weights_copy = host_weights_->handle();
     if (host_grads_pending_) packed.extra_grads = host_grads_->handle();
+    if (both)
+      submit_sgd_update({{host_weights_->handle(), device_grads_->handle(),
+                          params.momentum != 0.0f ? host_momenta_->handle() : nullptr}},
+                        params, Where::cpu, 0, {host_grads_->handle(), nullptr});
     host_grads_pending_ = false;
   }
   for (const auto &[where, side] : by_side) {

@@ -57,13 +57,20 @@ class ParameterSet {
 
   // A sample split's exchange with its CPU networks, packed (codelets/sum_packed.h): the CPU
   // networks' gradient slots are summed on the CPU into one vector, which the update on the CUDA
-  // side adds in as it updates, and it writes the new weights into one vector as well, which the
-  // CPU networks' chains read (LayerChain). Two copies across the bus a step instead of two per
-  // parameter. Only where every parameter is one part and all are updated on one side off
-  // the CPU workers (CUDA, or any worker); returns whether it is on. The weights' copy is refreshed
-  // by submit_pack_weights (call it before the first step, and after anything but the update wrote
-  // the weights).
+  // side adds in as it updates; the CPU networks' chains read the weights from one packed host
+  // vector (LayerChain). Two copies across the bus a step instead of two per parameter. Only
+  // where every parameter is one part and all are updated on one side off the CPU workers (CUDA,
+  // or any worker); returns whether it is on.
+  // The host's weights are kept one of two ways (MirrorUpdate): by default the update runs on
+  // both sides, the CUDA side packing its own gradients for the CPU side, which applies the same
+  // float operations to its packed weights and momentum (codelets/sgd.h): the CPU chains of the
+  // next step wait for one copy, not for the GPU's update and a copy back. With
+  // STARCNN_MIRROR_UPDATE=copy the CUDA update writes the new weights packed, which cross back.
+  // The mirror is refreshed by submit_pack_weights (call it before the first step, and after
+  // anything but the update wrote the weights or momenta).
   bool use_host_mirror();
+  enum class MirrorUpdate { both_sides, copy_back };
+  MirrorUpdate mirror_update() const { return mirror_update_; }
   // The packed weights (parameters in order, each whole), or null when the mirror is off.
   const Tensor *host_weights() const { return host_weights_ ? &*host_weights_ : nullptr; }
   // Where `p`'s values start in host_weights().
@@ -79,6 +86,9 @@ class ParameterSet {
   Where home_ = Where::any;
   size_t grad_slots_ = 1;
   std::optional<Tensor> host_weights_, host_grads_;  // the mirror (use_host_mirror)
+  // With both sides updating: the host's momentum, and the CUDA side's own gradients packed.
+  std::optional<Tensor> host_momenta_, device_grads_;
+  MirrorUpdate mirror_update_ = MirrorUpdate::both_sides;
   bool host_grads_pending_ = false;  // summed by submit_sum_grads, for the next update to add
 };
 

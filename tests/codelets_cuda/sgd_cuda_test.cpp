@@ -1,10 +1,12 @@
 // The multi-vector SGD update on CUDA workers against the CPU implementation; skips where StarPU
 // finds no CUDA worker.
 #include "codelets/sgd.h"
+#include "codelets/sum_packed.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "tests/support/comparisons.h"
 #include "tests/support/random_data.h"
@@ -108,6 +110,60 @@ TEST_P(SgdCudaTest, PackedExtraGradientsAndCopyMatchCpu) {
     testing::expect_close(held[3 * v]->read(), w[v], kRelativeTolerance);
   }
   EXPECT_EQ(testing::count_tasks().cuda_tasks, 1);
+}
+
+// A sample split's update on both sides (ParameterSet::MirrorUpdate): the CUDA worker updates
+// each vector and packs its gradients (sum_packed on CUDA), a CPU worker applies the same update
+// to a packed copy of the weights and momenta from those packed gradients. Over several steps
+// the two stay equal to the bit, or the CPU networks would drift from the GPU's weights.
+TEST_P(SgdCudaTest, BothSidesUpdateToTheSameBits) {
+  if (starpu_cpu_worker_get_count() == 0) GTEST_SKIP() << "no CPU worker";
+  const std::vector<size_t> sizes = {150, 6, 2400, 16, 30720, 120, 10080, 84, 850, 10};
+  size_t total = 0;
+  for (size_t n : sizes) total += n;
+  uint32_t seed = 300;
+  std::vector<std::unique_ptr<RegisteredVector>> w, grad, buf;
+  std::vector<float> packed_w;
+  for (size_t n : sizes) {
+    const auto values = testing::random_floats(n, seed++);
+    packed_w.insert(packed_w.end(), values.begin(), values.end());
+    w.push_back(std::make_unique<RegisteredVector>(values));
+    grad.push_back(std::make_unique<RegisteredVector>(n));
+    buf.push_back(std::make_unique<RegisteredVector>(n));
+  }
+  RegisteredVector host_w(packed_w), host_buf(total), device_grads(total);
+  std::vector<std::unique_ptr<RegisteredVector>> step_grads;
+  for (int step = 0; step < 4; ++step) {
+    std::vector<SgdHandles> handles;
+    std::vector<std::vector<starpu_data_handle_t>> own;
+    for (size_t v = 0; v < sizes.size(); ++v) {
+      step_grads.push_back(
+          std::make_unique<RegisteredVector>(testing::random_floats(sizes[v], seed++)));
+      handles.push_back({w[v]->handle(), step_grads.back()->handle(), buf[v]->handle()});
+      own.push_back({step_grads.back()->handle()});
+    }
+    step_grads.push_back(std::make_unique<RegisteredVector>(testing::random_floats(total, seed++)));
+    const starpu_data_handle_t host_grads = step_grads.back()->handle();  // the CPU chains' sum
+    const SgdParams params{0.05f - 0.01f * float(step), 0.9f, 5e-4f, step == 0};
+    submit_sum_packed(own, device_grads.handle(), Where::cuda);
+    submit_sgd_update(handles, params, Where::cuda, 0, {host_grads, nullptr});
+    submit_sgd_update({{host_w.handle(), device_grads.handle(), host_buf.handle()}}, params,
+                      Where::cpu, 0, {host_grads, nullptr});
+  }
+  const std::vector<float> cpu_w = host_w.read(), cpu_buf = host_buf.read();
+  size_t offset = 0, differing = 0;
+  for (size_t v = 0; v < sizes.size(); ++v) {
+    const std::vector<float> gpu_w = w[v]->read(), gpu_buf = buf[v]->read();
+    for (size_t i = 0; i < sizes[v]; ++i) {
+      differing += std::memcmp(&gpu_w[i], &cpu_w[offset + i], sizeof(float)) != 0;
+      differing += std::memcmp(&gpu_buf[i], &cpu_buf[offset + i], sizeof(float)) != 0;
+    }
+    offset += sizes[v];
+  }
+  EXPECT_EQ(differing, 0u) << "of " << 2 * total << " weights and momenta";
+  const testing::WorkerCounts counts = testing::count_tasks();
+  EXPECT_EQ(counts.cuda_tasks, 8);
+  EXPECT_EQ(counts.cpu_tasks, 4);
 }
 
 STARCNN_INSTANTIATE_SCHEDULER_TESTS(SgdCudaTest);

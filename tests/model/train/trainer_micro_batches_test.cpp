@@ -8,6 +8,7 @@
 #include "model/nn/parameter_set.h"
 #include "model/train/trainer.h"
 #include "tests/support/scheduler_fixture.h"
+#include "tests/support/scoped_env.h"
 #include "tests/support/small_dataset.h"
 #include "tests/support/small_training.h"
 
@@ -17,6 +18,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -31,7 +33,8 @@ Dataset random_dataset(size_t count) {
 
 struct TrainedRun : testing::TrainedWeights {
   size_t micro_batches = 0;
-  bool packed_exchange = false;  // the CPU networks' weights and gradients packed (host mirror)
+  bool packed_exchange = false;   // the CPU networks' weights and gradients packed (host mirror)
+  size_t mirror_differences = 0;  // host mirror elements whose bits differ from the weights'
 };
 
 TrainedRun train(const NetworkSpec &spec, const Dataset &data, const std::string &plan, int micro,
@@ -49,6 +52,15 @@ TrainedRun train(const NetworkSpec &spec, const Dataset &data, const std::string
   run.micro_batches = trainer.micro_batches();
   run.packed_exchange = params.host_weights() != nullptr;
   static_cast<testing::TrainedWeights &>(run) = testing::train_two_epochs(trainer, params);
+  if (const Tensor *mirror = params.host_weights()) {
+    const std::vector<float> host = mirror->read();
+    for (const auto &p : params.all()) {
+      const std::vector<float> w = p->read();
+      const size_t offset = params.host_offset(*p);
+      for (size_t i = 0; i < w.size(); ++i)
+        run.mirror_differences += std::memcmp(&w[i], &host[offset + i], sizeof(float)) != 0;
+    }
+  }
   return run;
 }
 
@@ -121,16 +133,27 @@ TEST_P(TrainerMicroBatchesTest, PackedSampleSplitTrainsLikeTheWholeBatch) {
   const Dataset data = random_dataset(40);
   const TrainedRun whole = train(spec, data, "none", 1);
   ASSERT_FALSE(whole.packed_exchange);
-  for (int chains : {1, 2}) {
-    SCOPED_TRACE(std::to_string(chains) + " CPU micro-batches");
-    SampleSplit samples;
-    samples.cpu_samples = 5;
-    samples.cpu_micro_batches = chains;
-    const TrainedRun split = train(spec, data, "none", 1, samples, chains == 1);
-    ASSERT_EQ(split.micro_batches, size_t(chains + 1));
-    EXPECT_TRUE(split.packed_exchange);
-    expect_same_training(spec, whole, split);
-  }
+  for (const char *mirror : {"both", "copy"})
+    for (int chains : {1, 2}) {
+      SCOPED_TRACE(std::to_string(chains) + " CPU micro-batches, mirror updated by " + mirror);
+      testing::ScopedEnv mode("STARCNN_MIRROR_UPDATE", mirror);
+      SampleSplit samples;
+      samples.cpu_samples = 5;
+      samples.cpu_micro_batches = chains;
+      const TrainedRun split = train(spec, data, "none", 1, samples, chains == 1);
+      ASSERT_EQ(split.micro_batches, size_t(chains + 1));
+      EXPECT_TRUE(split.packed_exchange);
+      expect_same_training(spec, whole, split);
+      // The CPU chains' copy of the weights is the weights, to the bit, after the last update.
+      EXPECT_EQ(split.mirror_differences, 0u);
+    }
+}
+
+TEST_P(TrainerMicroBatchesTest, UnknownMirrorUpdateIsRefused) {
+  const NetworkSpec spec = parse_network(kNet, "mirror.net");
+  ParameterSet params(spec, parse_network_plan("none"), {int(starpu_cpu_worker_get_count()), 0});
+  testing::ScopedEnv mode("STARCNN_MIRROR_UPDATE", "sideways");
+  EXPECT_THROW(params.use_host_mirror(), std::invalid_argument);
 }
 
 // The mirror's packed layout is one SGD task's vectors: parameters updated on two sides (conv1 on
