@@ -160,8 +160,9 @@ Trainer::Trainer(const NetworkSpec &spec, ParameterSet &params, const Dataset &t
     if (kind_of(micro_[m].placement ? micro_[m].placement->home : params.home()) == Where::cpu)
       cpu_slots_.push_back(m);
   // A sample split's CPU networks exchange weights and gradients with the GPU packed (before the
-  // networks are built: their chains read the packed weights).
-  if (both_kinds && !cpu_slots_.empty()) params.use_host_mirror();
+  // networks are built: their chains read the packed weights). Not across ranks: the rank sum
+  // adds the parameters' gradient slots, which the packed CPU gradients bypass.
+  if (both_kinds && !cpu_slots_.empty() && !config.rank_sum) params.use_host_mirror();
   for (size_t m = 0; m < micro; ++m)
     networks_.push_back(std::make_unique<Network>(spec, params, int(micro_[m].size),
                                                   int(config.batch), m, micro_[m].placement,

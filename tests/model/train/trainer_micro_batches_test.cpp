@@ -3,7 +3,10 @@
 // is the same step as the whole batch's, with the CPU chains pinned to workers or not. Trained side
 // by side from the same weights on the same data, with unequal micro-batches and split
 // convolutions, both end with the same weights, momentum buffers and losses to float32 rounding.
+#include "codelets/accumulate.h"
+#include "codelets/sum_packed.h"
 #include "model/data/dataset.h"
+#include "model/dist/rank_sum.h"
 #include "model/nn/network_spec.h"
 #include "model/nn/parameter_set.h"
 #include "model/train/trainer.h"
@@ -19,6 +22,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -38,7 +42,8 @@ struct TrainedRun : testing::TrainedWeights {
 };
 
 TrainedRun train(const NetworkSpec &spec, const Dataset &data, const std::string &plan, int micro,
-                 SampleSplit samples = SampleSplit(), bool pin = true, bool fuse = true) {
+                 SampleSplit samples = SampleSplit(), bool pin = true, bool fuse = true,
+                 RankSum *rank_sum = nullptr) {
   const CpuChains chains = pin ? CpuChains::pinned : CpuChains::scheduled;
   ParameterSet params(spec, parse_network_plan(plan), {int(starpu_cpu_worker_get_count()), 0});
   params.initialize(5);
@@ -47,6 +52,7 @@ TrainedRun train(const NetworkSpec &spec, const Dataset &data, const std::string
   config.samples = samples;
   config.pin_cpu_chains = chains;
   config.fuse_layers = fuse;
+  config.rank_sum = rank_sum;
   Trainer trainer(spec, params, data, config);
   TrainedRun run;
   run.micro_batches = trainer.micro_batches();
@@ -147,6 +153,43 @@ TEST_P(TrainerMicroBatchesTest, PackedSampleSplitTrainsLikeTheWholeBatch) {
       // The CPU chains' copy of the weights is the weights, to the bit, after the last update.
       EXPECT_EQ(split.mirror_differences, 0u);
     }
+}
+
+// Two ranks that see the same samples, in one process: every gradient part the trainer hands
+// to the rank sum is doubled (a copy added back), the loss statistics left as they are.
+class TwoEqualRanks : public RankSum {
+ public:
+  void sum_gradients(ParameterSet &params) override {
+    for (auto &p : params.all())
+      for (size_t part = 0; part < p->part_count(); ++part) {
+        Tensor &grad = p->grad(part);
+        copies_.push_back(std::make_unique<Tensor>(std::vector<int>{int(grad.size())}, "copy"));
+        submit_sum_packed({{grad.handle()}}, copies_.back()->handle());
+        submit_add_all(grad.handle(), {copies_.back()->handle()}, Where::cpu);
+      }
+  }
+  void sum(const Tensor &) override {}
+  uint64_t bytes_sent() const override { return 0; }
+  uint64_t bytes_received() const override { return 0; }
+
+ private:
+  std::vector<std::unique_ptr<Tensor>> copies_;
+};
+
+// Across ranks a sample split keeps its CPU chains' gradients in the parameters' slots, which
+// the rank sum adds: doubled, the split trains as the whole batch does with its gradients
+// doubled (the packed exchange would leave the CPU chains' share out of the sum).
+TEST_P(TrainerMicroBatchesTest, SampleSplitAcrossRanksSumsTheCpuChainsGradients) {
+  const NetworkSpec spec = parse_network(kNet, "ranks.net");
+  const Dataset data = random_dataset(40);
+  TwoEqualRanks whole_ranks, split_ranks;
+  const TrainedRun whole = train(spec, data, "none", 1, SampleSplit(), true, true, &whole_ranks);
+  SampleSplit samples;
+  samples.cpu_samples = 5;
+  samples.cpu_micro_batches = 2;
+  const TrainedRun split = train(spec, data, "none", 1, samples, true, true, &split_ranks);
+  EXPECT_FALSE(split.packed_exchange);
+  expect_same_training(spec, whole, split);
 }
 
 TEST_P(TrainerMicroBatchesTest, UnknownMirrorUpdateIsRefused) {
