@@ -148,12 +148,11 @@ bool ParameterSet::use_host_mirror() {
     host_weights_.emplace(std::vector<int>{int(total)}, "host_weights");
     host_grads_.emplace(std::vector<int>{int(total)}, "host_grads");
     const char *mode = std::getenv("STARCNN_MIRROR_UPDATE");
-    if (mode && std::string(mode) == "copy")
-      mirror_update_ = MirrorUpdate::copy_back;
-    else if (mode && *mode && std::string(mode) != "both")
-      throw std::invalid_argument(std::string("STARCNN_MIRROR_UPDATE must be both or copy, got '") +
-                                  mode + "'");
-    if (mirror_update_ == MirrorUpdate::both_sides) {
+    const std::string update = mode ? mode : "";
+    if (!update.empty() && update != "both" && update != "copy")
+      throw std::invalid_argument("STARCNN_MIRROR_UPDATE must be both or copy, got '" + update +
+                                  "'");
+    if (update != "copy") {
       host_momenta_.emplace(std::vector<int>{int(total)}, "host_momenta");
       device_grads_.emplace(std::vector<int>{int(total)}, "device_grads");
     }

@@ -61,7 +61,7 @@ class ParameterSet {
   // vector (LayerChain). Two copies across the bus a step instead of two per parameter. Only
   // where every parameter is one part and all are updated on one side off the CPU workers (CUDA,
   // or any worker); returns whether it is on.
-  // The host's weights are kept one of two ways (MirrorUpdate): by default the update runs on
+  // The host's weights are kept one of two ways: by default the update runs on
   // both sides, the CUDA side packing its own gradients for the CPU side, which applies the same
   // float operations to its packed weights and momentum (codelets/sgd.h): the CPU chains of the
   // next step wait for one copy, not for the GPU's update and a copy back. With
@@ -69,8 +69,6 @@ class ParameterSet {
   // The mirror is refreshed by submit_pack_weights (call it before the first step, and after
   // anything but the update wrote the weights or momenta).
   bool use_host_mirror();
-  enum class MirrorUpdate { both_sides, copy_back };
-  MirrorUpdate mirror_update() const { return mirror_update_; }
   // The packed weights (parameters in order, each whole), or null when the mirror is off.
   const Tensor *host_weights() const { return host_weights_ ? &*host_weights_ : nullptr; }
   // Where `p`'s values start in host_weights().
@@ -86,9 +84,9 @@ class ParameterSet {
   Where home_ = Where::any;
   size_t grad_slots_ = 1;
   std::optional<Tensor> host_weights_, host_grads_;  // the mirror (use_host_mirror)
-  // With both sides updating: the host's momentum, and the CUDA side's own gradients packed.
+  // With both sides updating (null when the weights come back): the host's momentum, and the
+  // CUDA side's own gradients packed.
   std::optional<Tensor> host_momenta_, device_grads_;
-  MirrorUpdate mirror_update_ = MirrorUpdate::both_sides;
   bool host_grads_pending_ = false;  // summed by submit_sum_grads, for the next update to add
 };
 

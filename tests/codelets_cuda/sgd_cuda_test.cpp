@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstring>
 
 #include "tests/support/comparisons.h"
 #include "tests/support/random_data.h"
@@ -112,7 +111,7 @@ TEST_P(SgdCudaTest, PackedExtraGradientsAndCopyMatchCpu) {
   EXPECT_EQ(testing::count_tasks().cuda_tasks, 1);
 }
 
-// A sample split's update on both sides (ParameterSet::MirrorUpdate): the CUDA worker updates
+// A sample split's update on both sides (ParameterSet::use_host_mirror): the CUDA worker updates
 // each vector and packs its gradients (sum_packed on CUDA), a CPU worker applies the same update
 // to a packed copy of the weights and momenta from those packed gradients. Over several steps
 // the two stay equal to the bit, or the CPU networks would drift from the GPU's weights.
@@ -122,13 +121,12 @@ TEST_P(SgdCudaTest, BothSidesUpdateToTheSameBits) {
   size_t total = 0;
   for (size_t n : sizes) total += n;
   uint32_t seed = 300;
-  std::vector<std::unique_ptr<RegisteredVector>> w, grad, buf;
+  std::vector<std::unique_ptr<RegisteredVector>> w, buf;
   std::vector<float> packed_w;
   for (size_t n : sizes) {
     const auto values = testing::random_floats(n, seed++);
     packed_w.insert(packed_w.end(), values.begin(), values.end());
     w.push_back(std::make_unique<RegisteredVector>(values));
-    grad.push_back(std::make_unique<RegisteredVector>(n));
     buf.push_back(std::make_unique<RegisteredVector>(n));
   }
   RegisteredVector host_w(packed_w), host_buf(total), device_grads(total);
@@ -154,10 +152,8 @@ TEST_P(SgdCudaTest, BothSidesUpdateToTheSameBits) {
   size_t offset = 0, differing = 0;
   for (size_t v = 0; v < sizes.size(); ++v) {
     const std::vector<float> gpu_w = w[v]->read(), gpu_buf = buf[v]->read();
-    for (size_t i = 0; i < sizes[v]; ++i) {
-      differing += std::memcmp(&gpu_w[i], &cpu_w[offset + i], sizeof(float)) != 0;
-      differing += std::memcmp(&gpu_buf[i], &cpu_buf[offset + i], sizeof(float)) != 0;
-    }
+    differing += testing::count_bit_differences(gpu_w.data(), cpu_w.data() + offset, sizes[v]);
+    differing += testing::count_bit_differences(gpu_buf.data(), cpu_buf.data() + offset, sizes[v]);
     offset += sizes[v];
   }
   EXPECT_EQ(differing, 0u) << "of " << 2 * total << " weights and momenta";

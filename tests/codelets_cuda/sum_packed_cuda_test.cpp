@@ -5,9 +5,9 @@
 
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <memory>
 
+#include "tests/support/comparisons.h"
 #include "tests/support/random_data.h"
 #include "tests/support/registered_vector.h"
 #include "tests/support/scheduler_fixture.h"
@@ -52,11 +52,8 @@ TEST_P(SumPackedCudaTest, MatchesTheCpuToTheBit) {
     RegisteredVector packed(total, -5.0f);
     submit_sum_packed(groups, packed.handle(), Where::cuda);
     ++tasks;
-    const std::vector<float> got = packed.read();
-    size_t differing = 0;
-    for (size_t i = 0; i < total; ++i)
-      differing += std::memcmp(&got[i], &want[i], sizeof(float)) != 0;
-    EXPECT_EQ(differing, 0u) << "of " << total;
+    EXPECT_EQ(testing::count_bit_differences(packed.read().data(), want.data(), total), 0u)
+        << "of " << total;
   }
   const testing::WorkerCounts counts = testing::count_tasks();
   EXPECT_EQ(counts.cuda_tasks, tasks);

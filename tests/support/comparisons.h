@@ -6,9 +6,19 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <cstring>
 #include <vector>
 
 namespace starcnn::testing {
+
+// How many of the n floats of `a` and `b` differ in their bits: for results two devices must
+// compute identically (the same float operations in the same order), not merely closely.
+inline size_t count_bit_differences(const float *a, const float *b, size_t n) {
+  size_t differing = 0;
+  for (size_t i = 0; i < n; ++i) differing += std::memcmp(&a[i], &b[i], sizeof(float)) != 0;
+  return differing;
+}
 
 // The largest |v|, to scale tolerances of results that differ only by summation order.
 template <typename T>

@@ -10,6 +10,7 @@
 #include "model/nn/network_spec.h"
 #include "model/nn/parameter_set.h"
 #include "model/train/trainer.h"
+#include "tests/support/comparisons.h"
 #include "tests/support/scheduler_fixture.h"
 #include "tests/support/scoped_env.h"
 #include "tests/support/small_dataset.h"
@@ -21,7 +22,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
+#include <map>
 #include <memory>
 #include <random>
 #include <vector>
@@ -62,9 +63,8 @@ TrainedRun train(const NetworkSpec &spec, const Dataset &data, const std::string
     const std::vector<float> host = mirror->read();
     for (const auto &p : params.all()) {
       const std::vector<float> w = p->read();
-      const size_t offset = params.host_offset(*p);
-      for (size_t i = 0; i < w.size(); ++i)
-        run.mirror_differences += std::memcmp(&w[i], &host[offset + i], sizeof(float)) != 0;
+      run.mirror_differences +=
+          testing::count_bit_differences(w.data(), host.data() + params.host_offset(*p), w.size());
     }
   }
   return run;
@@ -163,9 +163,10 @@ class TwoEqualRanks : public RankSum {
     for (auto &p : params.all())
       for (size_t part = 0; part < p->part_count(); ++part) {
         Tensor &grad = p->grad(part);
-        copies_.push_back(std::make_unique<Tensor>(std::vector<int>{int(grad.size())}, "copy"));
-        submit_sum_packed({{grad.handle()}}, copies_.back()->handle());
-        submit_add_all(grad.handle(), {copies_.back()->handle()}, Where::cpu);
+        std::unique_ptr<Tensor> &copy = copies_[grad.handle()];  // one per part, every step
+        if (!copy) copy = std::make_unique<Tensor>(std::vector<int>{int(grad.size())}, "copy");
+        submit_sum_packed({{grad.handle()}}, copy->handle());
+        submit_add_all(grad.handle(), {copy->handle()}, Where::cpu);
       }
   }
   void sum(const Tensor &) override {}
@@ -173,7 +174,7 @@ class TwoEqualRanks : public RankSum {
   uint64_t bytes_received() const override { return 0; }
 
  private:
-  std::vector<std::unique_ptr<Tensor>> copies_;
+  std::map<starpu_data_handle_t, std::unique_ptr<Tensor>> copies_;
 };
 
 // Across ranks a sample split keeps its CPU chains' gradients in the parameters' slots, which
