@@ -1,24 +1,52 @@
 #include "codelets/sgd.h"
 
+#include <array>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace starcnn {
 
+namespace {
+
+// One loop per case, its pointers restrict and the parameters in registers, so that the compiler
+// vectorizes each: the one loop testing the cases inside (and reloading lr through a reference
+// that might alias w) ran scalar, 0.27 ms a step for MNIST lenet's 44 K floats on one core.
+template <bool kExtra, bool kMomentum, bool kFirst, bool kCopy>
+void sgd_loop(float *__restrict w, const float *__restrict grad, float *__restrict buf, size_t n,
+              const SgdParams p, const float *__restrict extra, float *__restrict copy) {
+  const float lr = p.lr, momentum = p.momentum, decay = p.weight_decay;
+  for (size_t i = 0; i < n; ++i) {
+    const float total = kExtra ? grad[i] + extra[i] : grad[i];
+    const float g = total + decay * w[i];
+    float step = g;
+    if (kMomentum) {
+      step = kFirst ? g : momentum * buf[i] + g;
+      buf[i] = step;
+    }
+    const float updated = w[i] - lr * step;
+    w[i] = updated;
+    if (kCopy) copy[i] = updated;
+  }
+}
+
+using SgdLoop = void (*)(float *, const float *, float *, size_t, SgdParams, const float *,
+                         float *);
+
+template <size_t... kCase>
+constexpr std::array<SgdLoop, sizeof...(kCase)> sgd_loops(std::index_sequence<kCase...>) {
+  return {&sgd_loop<(kCase & 8) != 0, (kCase & 4) != 0, (kCase & 2) != 0, (kCase & 1) != 0>...};
+}
+
+}  // namespace
+
 void sgd_update_cpu(float *w, const float *grad, float *momentum_buf, size_t n, const SgdParams &p,
                     const float *extra_grad, float *w_copy) {
-  const bool use_buffer = p.momentum != 0.0f;
-  for (size_t i = 0; i < n; ++i) {
-    const float total = extra_grad ? grad[i] + extra_grad[i] : grad[i];
-    const float g = total + p.weight_decay * w[i];
-    float step = g;
-    if (use_buffer) {
-      step = p.first_step ? g : p.momentum * momentum_buf[i] + g;
-      momentum_buf[i] = step;
-    }
-    w[i] -= p.lr * step;
-    if (w_copy) w_copy[i] = w[i];
-  }
+  static constexpr auto loops = sgd_loops(std::make_index_sequence<16>());
+  const bool momentum = p.momentum != 0.0f;
+  const size_t which = (extra_grad ? 8 : 0) + (momentum ? 4 : 0) +
+                       (momentum && p.first_step ? 2 : 0) + (w_copy ? 1 : 0);
+  loops[which](w, grad, momentum_buf, n, p, extra_grad, w_copy);
 }
 
 void sgd_update_cpu(const SgdVector *vectors, size_t count, const SgdParams &params) {
