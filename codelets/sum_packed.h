@@ -8,6 +8,7 @@
 #include "codelets/support/codelet_support.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #ifdef STARCNN_USE_CUDA
@@ -18,8 +19,10 @@ namespace starcnn {
 
 // packed[offset(g) + i] = groups[g][0][i] + groups[g][1][i] + ..., where group g's slice starts
 // after the slices of groups 0 .. g-1; every vector of a group has the group's length n[g].
+// With `skip` and `length`, only elements [skip, skip + length) of that concatenation, written
+// from packed[0] (a slice of the whole packed vector, whose first group starts `skip` before it).
 void sum_packed_cpu(float *packed, const float *const *const *groups, size_t group_count,
-                    size_t per_group, const size_t *n);
+                    size_t per_group, const size_t *n, size_t skip = 0, size_t length = SIZE_MAX);
 
 #ifdef STARCNN_USE_CUDA
 // The same on the GPU, with the same additions in the same order (the same bits): a sample
@@ -28,12 +31,20 @@ void sum_packed_cuda(float *packed, const float *const *const *groups, size_t gr
                      size_t per_group, const size_t *n, cudaStream_t stream);
 #endif
 
-extern starpu_codelet sum_packed_codelet;  // R each group's vectors in turn, then W packed
+// R each group's vectors in turn, then W packed (or a slice of it: CPU only).
+extern starpu_codelet sum_packed_codelet;
 
 // One task on the workers of `where`: every group has the same number of vectors. Throws
 // std::invalid_argument for no groups, groups of differing sizes or lengths, or a packed vector
 // whose length is not the sum of the groups' lengths.
 void submit_sum_packed(const std::vector<std::vector<starpu_data_handle_t>> &groups,
                        starpu_data_handle_t packed, Where where = Where::cpu, int priority = 0);
+
+// One CPU task writing one slice of a packed vector: `groups` are the groups the slice overlaps,
+// the first starting `skip` elements before the slice; slices of one vector sum side by side on
+// several CPU workers. Throws std::invalid_argument where the slice does not start inside the
+// first group, runs past the last, or leaves the last group untouched.
+void submit_sum_packed_slice(const std::vector<std::vector<starpu_data_handle_t>> &groups,
+                             starpu_data_handle_t slice, size_t skip, int priority = 0);
 
 }  // namespace starcnn

@@ -7,6 +7,7 @@
 #include "model/io/safetensors.h"
 #include "model/nn/conv_layer.h"
 #include "model/nn/network_spec.h"
+#include "model/nn/packed_slices.h"
 #include "model/nn/parameter.h"
 #include "partition/split_plan.h"
 
@@ -78,15 +79,21 @@ class ParameterSet {
  private:
   // Where a part of `p` is updated: its conv plan part's workers, else home().
   Where part_where(const Parameter &p, size_t part) const;
+  // The CPU chains' gradients (one group of slots a parameter) summed into the packed host
+  // gradients, one task a slice (host_grad_slices_).
+  void submit_sliced_sum(const std::vector<std::vector<starpu_data_handle_t>> &groups);
 
   std::vector<std::unique_ptr<Parameter>> params_;
   std::map<std::string, SplitPlan> conv_plans_;
   Where home_ = Where::any;
+  int cpu_workers_ = 1;
   size_t grad_slots_ = 1;
   std::optional<Tensor> host_weights_, host_grads_;  // the mirror (use_host_mirror)
   // With both sides updating (null when the weights come back): the host's momentum, and the
   // CUDA side's own gradients packed.
   std::optional<Tensor> host_momenta_, device_grads_;
+  // host_grads_ cut for summing side by side (null: one task); cleaned before host_grads_ goes.
+  std::unique_ptr<PackedSlices> host_grad_slices_;
   bool host_grads_pending_ = false;  // summed by submit_sum_grads, for the next update to add
 };
 

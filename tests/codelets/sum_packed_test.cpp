@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <iterator>
 #include <memory>
 #include <stdexcept>
 
@@ -53,6 +54,71 @@ TEST_P(SumPackedTest, EachGroupSumsIntoItsSlice) {
             << "group " << g << " vector " << s;
   }
   EXPECT_EQ(testing::count_tasks().cpu_tasks, 3);
+}
+
+// The packed vector written as slices, each its own task over the groups it overlaps: slices
+// inside one group, across several, and ending on a group's last element, against the float64
+// sums of the whole.
+TEST_P(SumPackedTest, SlicesSumTheirPartOfThePackedVector) {
+  const size_t lengths[] = {7, 3000, 5, 900};
+  const size_t per_group = 3;
+  uint32_t seed = 11;
+  std::vector<std::unique_ptr<RegisteredVector>> held;
+  std::vector<std::vector<starpu_data_handle_t>> groups;
+  std::vector<size_t> starts;  // where each group starts in the packed vector
+  std::vector<double> want;
+  for (size_t n : lengths) {
+    starts.push_back(want.size());
+    groups.emplace_back();
+    std::vector<double> sum(n, 0.0);
+    for (size_t s = 0; s < per_group; ++s) {
+      const std::vector<float> values = testing::random_floats(n, seed++);
+      held.push_back(std::make_unique<RegisteredVector>(values));
+      groups.back().push_back(held.back()->handle());
+      for (size_t i = 0; i < n; ++i) sum[i] += double(values[i]);
+    }
+    want.insert(want.end(), sum.begin(), sum.end());
+  }
+  starts.push_back(want.size());
+  const size_t cuts[] = {0, 3, 7, 1000, 3007, 3010, 3012, want.size()};
+  std::vector<std::unique_ptr<RegisteredVector>> slices;
+  for (size_t c = 0; c + 1 < std::size(cuts); ++c) {
+    const size_t first = cuts[c], end = cuts[c + 1];
+    std::vector<std::vector<starpu_data_handle_t>> overlapping;
+    size_t g = 0;
+    while (starts[g + 1] <= first) ++g;
+    const size_t skip = first - starts[g];
+    for (; g < groups.size() && starts[g] < end; ++g) overlapping.push_back(groups[g]);
+    slices.push_back(
+        std::make_unique<RegisteredVector>(testing::random_floats(end - first, seed++)));
+    submit_sum_packed_slice(overlapping, slices.back()->handle(), skip);
+  }
+  for (size_t c = 0; c + 1 < std::size(cuts); ++c) {
+    SCOPED_TRACE("slice [" + std::to_string(cuts[c]) + ", " + std::to_string(cuts[c + 1]) + ")");
+    testing::expect_close(
+        slices[c]->read(),
+        std::vector<double>(want.begin() + long(cuts[c]), want.begin() + long(cuts[c + 1])),
+        1e-6 * double(per_group + 1));
+  }
+  EXPECT_EQ(testing::count_tasks().cpu_tasks, int(std::size(cuts) - 1));
+}
+
+TEST_P(SumPackedTest, SlicesOutsideTheirGroupsAreRefused) {
+  RegisteredVector a(5), b(5), c(4), slice3(3), slice6(6), slice9(9);
+  // Groups {a} (5) and {b} (5): 10 elements.
+  const std::vector<std::vector<starpu_data_handle_t>> two{{a.handle()}, {b.handle()}};
+  EXPECT_THROW(submit_sum_packed_slice(two, slice3.handle(), 5), std::invalid_argument)
+      << "starts past the first group";
+  EXPECT_THROW(submit_sum_packed_slice(two, slice3.handle(), 1), std::invalid_argument)
+      << "leaves the last group untouched";
+  EXPECT_THROW(submit_sum_packed_slice(two, slice9.handle(), 2), std::invalid_argument)
+      << "runs past the last group";
+  EXPECT_THROW(submit_sum_packed_slice({{a.handle(), c.handle()}}, slice3.handle(), 0),
+               std::invalid_argument)
+      << "vectors of a group differ in length";
+  EXPECT_EQ(testing::count_tasks().cpu_tasks, 0);
+  submit_sum_packed_slice(two, slice6.handle(), 4);  // the last of a, all of b
+  EXPECT_EQ(testing::count_tasks().cpu_tasks, 1);
 }
 
 TEST_P(SumPackedTest, MismatchedGroupsOrLengthsAreRefused) {

@@ -139,20 +139,24 @@ TEST_P(TrainerMicroBatchesTest, PackedSampleSplitTrainsLikeTheWholeBatch) {
   const Dataset data = random_dataset(40);
   const TrainedRun whole = train(spec, data, "none", 1);
   ASSERT_FALSE(whole.packed_exchange);
-  for (const char *mirror : {"both", "copy"})
-    for (int chains : {1, 2}) {
-      SCOPED_TRACE(std::to_string(chains) + " CPU micro-batches, mirror updated by " + mirror);
-      testing::ScopedEnv mode("STARCNN_MIRROR_UPDATE", mirror);
-      SampleSplit samples;
-      samples.cpu_samples = 5;
-      samples.cpu_micro_batches = chains;
-      const TrainedRun split = train(spec, data, "none", 1, samples, chains == 1);
-      ASSERT_EQ(split.micro_batches, size_t(chains + 1));
-      EXPECT_TRUE(split.packed_exchange);
-      expect_same_training(spec, whole, split);
-      // The CPU chains' copy of the weights is the weights, to the bit, after the last update.
-      EXPECT_EQ(split.mirror_differences, 0u);
-    }
+  // The chains' gradients summed as one task, and as 3 slices side by side (PackedSlices).
+  for (const char *slices : {"1", "3"})
+    for (const char *mirror : {"both", "copy"})
+      for (int chains : {1, 2}) {
+        SCOPED_TRACE(std::to_string(chains) + " CPU micro-batches, mirror updated by " + mirror +
+                     ", gradients summed in " + slices + " slices");
+        testing::ScopedEnv mode("STARCNN_MIRROR_UPDATE", mirror);
+        testing::ScopedEnv sum("STARCNN_SUM_SLICES", slices);
+        SampleSplit samples;
+        samples.cpu_samples = 5;
+        samples.cpu_micro_batches = chains;
+        const TrainedRun split = train(spec, data, "none", 1, samples, chains == 1);
+        ASSERT_EQ(split.micro_batches, size_t(chains + 1));
+        EXPECT_TRUE(split.packed_exchange);
+        expect_same_training(spec, whole, split);
+        // The CPU chains' copy of the weights is the weights, to the bit, after the last update.
+        EXPECT_EQ(split.mirror_differences, 0u);
+      }
 }
 
 // Two ranks that see the same samples, in one process: every gradient part the trainer hands
@@ -198,6 +202,18 @@ TEST_P(TrainerMicroBatchesTest, UnknownMirrorUpdateIsRefused) {
   ParameterSet params(spec, parse_network_plan("none"), {int(starpu_cpu_worker_get_count()), 0});
   testing::ScopedEnv mode("STARCNN_MIRROR_UPDATE", "sideways");
   EXPECT_THROW(params.use_host_mirror(), std::invalid_argument);
+  EXPECT_EQ(params.host_weights(), nullptr);
+}
+
+TEST_P(TrainerMicroBatchesTest, NonsenseSumSlicesAreRefused) {
+  const NetworkSpec spec = parse_network(kNet, "slices.net");
+  ParameterSet params(spec, parse_network_plan("none"), {int(starpu_cpu_worker_get_count()), 0});
+  for (const char *slices : {"0", "three", "2x", "", "99999999"}) {
+    SCOPED_TRACE(std::string("STARCNN_SUM_SLICES='") + slices + "'");
+    testing::ScopedEnv sum("STARCNN_SUM_SLICES", slices);
+    EXPECT_THROW(params.use_host_mirror(), std::invalid_argument);
+    EXPECT_EQ(params.host_weights(), nullptr);
+  }
 }
 
 // The mirror's packed layout is one SGD task's vectors: parameters updated on two sides (conv1 on
