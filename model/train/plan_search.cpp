@@ -260,19 +260,49 @@ PlanSearch search_plans(const NetworkSpec &spec, const Dataset &train, const Tra
     run("cuda;" + search.filters->text,
         std::isnan(search.filters->predicted_us) ? -1 : search.filters->predicted_us / 1000.0);
 
-  // Sample splits around the share that would end both sides together.
+  // Sample splits around the share that would end both sides together, then nearer the fastest.
+  const auto run_share = [&](size_t k) {
+    const double b = double(batch);
+    return run("samples:" + std::to_string(k),
+               std::max(gpu_ms * double(batch - k) / b, cpu_ms * double(k) / b));
+  };
+  const std::vector<size_t> shares = first_sample_shares(batch, gpu_ms, cpu_ms);
+  std::vector<double> share_ms;
+  for (size_t k : shares) share_ms.push_back(run_share(k));
+  for (size_t k : next_sample_shares(shares, share_ms, batch)) run_share(k);
+  return fastest();
+}
+
+std::vector<size_t> first_sample_shares(size_t batch, double gpu_ms, double cpu_ms) {
   const double ideal = double(batch) * gpu_ms / (gpu_ms + cpu_ms);
   std::vector<size_t> shares;
   for (double f : {0.6, 1.0, 1.4}) {
     const size_t k = std::clamp<size_t>(size_t(std::lround(ideal * f)), 1, batch - 1);
     if (std::find(shares.begin(), shares.end(), k) == shares.end()) shares.push_back(k);
   }
-  for (size_t k : shares) {
-    const double b = double(batch);
-    run("samples:" + std::to_string(k),
-        std::max(gpu_ms * double(batch - k) / b, cpu_ms * double(k) / b));
+  return shares;
+}
+
+std::vector<size_t> next_sample_shares(const std::vector<size_t> &shares,
+                                       const std::vector<double> &measured_ms, size_t batch) {
+  // The split's own costs (the gradients' sum and exchange, the chains' start) move the balance
+  // away from the single devices' times: MPS lenet b256 on an H100 measured shares 69 / 115 /
+  // 162 in the search, and 96 was the fastest of a sweep (perf/results/h100-2026-12-06-a).
+  std::vector<size_t> next;
+  if (shares.size() != 3 || measured_ms.size() != 3 || batch < 2) return next;
+  const size_t best =
+      size_t(std::min_element(measured_ms.begin(), measured_ms.end()) - measured_ms.begin());
+  if (!std::isfinite(measured_ms[best])) return next;
+  const long k = long(shares[best]), middle = long(shares[1]);
+  const long lower = best > 0 ? long(shares[best - 1]) : 2 * k - middle;
+  const long upper = best < 2 ? long(shares[best + 1]) : 2 * k - middle;
+  for (long other : {lower, upper}) {
+    const size_t half = size_t(std::clamp<long>((k + other) / 2, 1, long(batch) - 1));
+    if (std::find(shares.begin(), shares.end(), half) == shares.end() &&
+        std::find(next.begin(), next.end(), half) == next.end())
+      next.push_back(half);
   }
-  return fastest();
+  return next;
 }
 
 long chosen_micro_batches(const PlanSearch &search, long requested) {

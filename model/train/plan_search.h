@@ -6,7 +6,8 @@
 //               (plan_calibration.h), when it gives the CPU workers any filters
 //   samples:K   the sample split around K = batch * T_cuda / (T_cuda + T_cpu), the share that
 //               would end both sides together, from the two single-device steps just measured;
-//               tried at three shares around it, when the CPU alone is not hopelessly slower
+//               tried at three shares around it, then halfway from the fastest of them towards
+//               each side, when the CPU alone is not hopelessly slower
 // With several CUDA workers, also (the GPUs against each other; the CPU candidates as above):
 //   cuda0                   the first GPU alone, instead of cuda (which lets the scheduler
 //                           spread whole ops over the GPUs)
@@ -79,6 +80,17 @@ PlanSearch search_plans(const NetworkSpec &spec, const Dataset &train, const Tra
 // "cuda;conv1=3@cuda0,3@cuda1;conv2=8@cuda0,8@cuda1": every conv's filters cut as evenly as they
 // go over CUDA devices 0..gpus-1 (a conv of fewer filters than GPUs over its first ones).
 std::string filters_across_gpus(const NetworkSpec &spec, int gpus);
+
+// The CPU samples of the first sample splits a search measures: 0.6, 1 and 1.4 times the share
+// that would end both sides together, batch * gpu_ms / (gpu_ms + cpu_ms), each within 1 ..
+// batch - 1, without repeats.
+std::vector<size_t> first_sample_shares(size_t batch, double gpu_ms, double cpu_ms);
+// The next ones, from the first three and their measured steps: halfway from the fastest towards
+// each of its neighbours (past the first or last, as far outwards as the middle one lies
+// inwards), within 1 .. batch - 1, without repeats of `shares`; none unless there are three
+// shares and a finite fastest step.
+std::vector<size_t> next_sample_shares(const std::vector<size_t> &shares,
+                                       const std::vector<double> &measured_ms, size_t batch);
 
 // Whether `plans` asks for the measured search (a bare `auto`; `conv2=auto` asks for the filter
 // chooser alone, plan_calibration.h).
