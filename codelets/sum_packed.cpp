@@ -127,7 +127,9 @@ void submit_sum_packed(const std::vector<std::vector<starpu_data_handle_t>> &gro
 }
 
 void submit_sum_packed_slice(const std::vector<std::vector<starpu_data_handle_t>> &groups,
-                             starpu_data_handle_t slice, size_t skip, int priority) {
+                             starpu_data_handle_t slice, size_t skip, Where where, int priority) {
+  if (kind_of(where) != Where::cpu)
+    throw std::invalid_argument("sum_packed: slices run on CPU workers");
   std::vector<starpu_data_descr> descrs;
   const size_t total = packed_descrs(groups, descrs);
   const size_t length = starpu_vector_get_nx(slice);
@@ -138,7 +140,7 @@ void submit_sum_packed_slice(const std::vector<std::vector<starpu_data_handle_t>
                                 " elements from " + std::to_string(skip) + " of " +
                                 std::to_string(total) +
                                 " must start in the first group and end in the last");
-  insert_sum_packed(descrs, slice, {uint32_t(groups[0].size()), skip}, Where::cpu, priority);
+  insert_sum_packed(descrs, slice, {uint32_t(groups[0].size()), skip}, where, priority);
 }
 
 }  // namespace starcnn

@@ -42,9 +42,11 @@ void submit_sum_packed(const std::vector<std::vector<starpu_data_handle_t>> &gro
 
 // One CPU task writing one slice of a packed vector: `groups` are the groups the slice overlaps,
 // the first starting `skip` elements before the slice; slices of one vector sum side by side on
-// several CPU workers. Throws std::invalid_argument where the slice does not start inside the
-// first group, runs past the last, or leaves the last group untouched.
+// several CPU workers (`where`: Where::cpu, or one CPU worker). Throws std::invalid_argument
+// where the slice does not start inside the first group, runs past the last, or leaves the last
+// group untouched, or for a `where` that is not the CPU's.
 void submit_sum_packed_slice(const std::vector<std::vector<starpu_data_handle_t>> &groups,
-                             starpu_data_handle_t slice, size_t skip, int priority = 0);
+                             starpu_data_handle_t slice, size_t skip, Where where = Where::cpu,
+                             int priority = 0);
 
 }  // namespace starcnn

@@ -138,6 +138,16 @@ void ParameterSet::submit_sum_grads(size_t slots, const std::vector<size_t> &cpu
     }
 }
 
+namespace {
+
+// STARCNN_PIN_SUM_SLICES=0 leaves the slices to the scheduler (to compare).
+bool pin_sum_slices() {
+  const char *value = std::getenv("STARCNN_PIN_SUM_SLICES");
+  return value == nullptr || std::string(value) != "0";
+}
+
+}  // namespace
+
 void ParameterSet::submit_sliced_sum(const std::vector<std::vector<starpu_data_handle_t>> &groups) {
   PackedSlices &slices = *host_grad_slices_;
   slices.submit_cut();
@@ -148,7 +158,13 @@ void ParameterSet::submit_sliced_sum(const std::vector<std::vector<starpu_data_h
     std::vector<std::vector<starpu_data_handle_t>> overlapping;
     for (size_t h = g, start = group_first; start < end; start += params_[h++]->size())
       overlapping.push_back(groups[h]);
-    submit_sum_packed_slice(overlapping, slices.slice(s), first - group_first);
+    // Each slice on a CPU worker of its own past worker 0 (the batches' loader), where a chain
+    // just ended: left to dmda, the 7 slices of MNIST lenet's sum started one at a time, 20-40 us
+    // apart, two workers taking two (perf/results/h100-2026-12-06-f).
+    const int worker = 1 + int(s);
+    const bool pin = pin_sum_slices() && worker < cpu_workers_;
+    submit_sum_packed_slice(overlapping, slices.slice(s), first - group_first,
+                            pin ? cpu_worker(worker) : Where::cpu);
   }
   slices.submit_join();
 }

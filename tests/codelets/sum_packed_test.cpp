@@ -116,6 +116,8 @@ TEST_P(SumPackedTest, SlicesOutsideTheirGroupsAreRefused) {
   EXPECT_THROW(submit_sum_packed_slice({{a.handle(), c.handle()}}, slice3.handle(), 0),
                std::invalid_argument)
       << "vectors of a group differ in length";
+  EXPECT_THROW(submit_sum_packed_slice(two, slice6.handle(), 4, Where::cuda), std::invalid_argument)
+      << "a slice off the CPU";
   EXPECT_EQ(testing::count_tasks().cpu_tasks, 0);
   submit_sum_packed_slice(two, slice6.handle(), 4);  // the last of a, all of b
   EXPECT_EQ(testing::count_tasks().cpu_tasks, 1);

@@ -25,6 +25,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <utility>
 #include <vector>
 
 namespace starcnn {
@@ -139,14 +140,17 @@ TEST_P(TrainerMicroBatchesTest, PackedSampleSplitTrainsLikeTheWholeBatch) {
   const Dataset data = random_dataset(40);
   const TrainedRun whole = train(spec, data, "none", 1);
   ASSERT_FALSE(whole.packed_exchange);
-  // The chains' gradients summed as one task, and as 3 slices side by side (PackedSlices).
-  for (const char *slices : {"1", "3"})
+  // The chains' gradients summed as one task, and as 3 slices side by side (PackedSlices),
+  // pinned to CPU workers (the default) or left to the scheduler.
+  const std::pair<const char *, const char *> sums[] = {{"1", "1"}, {"3", "1"}, {"3", "0"}};
+  for (const auto &[slices, pinned] : sums)
     for (const char *mirror : {"both", "copy"})
       for (int chains : {1, 2}) {
         SCOPED_TRACE(std::to_string(chains) + " CPU micro-batches, mirror updated by " + mirror +
-                     ", gradients summed in " + slices + " slices");
+                     ", gradients summed in " + slices + " slices, pinned " + pinned);
         testing::ScopedEnv mode("STARCNN_MIRROR_UPDATE", mirror);
         testing::ScopedEnv sum("STARCNN_SUM_SLICES", slices);
+        testing::ScopedEnv pin("STARCNN_PIN_SUM_SLICES", pinned);
         SampleSplit samples;
         samples.cpu_samples = 5;
         samples.cpu_micro_batches = chains;
