@@ -138,16 +138,6 @@ void ParameterSet::submit_sum_grads(size_t slots, const std::vector<size_t> &cpu
     }
 }
 
-namespace {
-
-// STARCNN_PIN_SUM_SLICES=0 leaves the slices to the scheduler (to compare).
-bool pin_sum_slices() {
-  const char *value = std::getenv("STARCNN_PIN_SUM_SLICES");
-  return value == nullptr || std::string(value) != "0";
-}
-
-}  // namespace
-
 void ParameterSet::submit_sliced_sum(const std::vector<std::vector<starpu_data_handle_t>> &groups) {
   PackedSlices &slices = *host_grad_slices_;
   slices.submit_cut();
@@ -162,7 +152,7 @@ void ParameterSet::submit_sliced_sum(const std::vector<std::vector<starpu_data_h
     // just ended: left to dmda, the 7 slices of MNIST lenet's sum started one at a time, 20-40 us
     // apart, two workers taking two (perf/results/h100-2026-12-06-f).
     const int worker = 1 + int(s);
-    const bool pin = pin_sum_slices() && worker < cpu_workers_;
+    const bool pin = pin_sum_slices_ && worker < cpu_workers_;
     submit_sum_packed_slice(overlapping, slices.slice(s), first - group_first,
                             pin ? cpu_worker(worker) : Where::cpu);
   }
@@ -208,6 +198,9 @@ bool ParameterSet::use_host_mirror() {
       throw std::invalid_argument("STARCNN_MIRROR_UPDATE must be both or copy, got '" + update +
                                   "'");
     const size_t slices = sum_slices(total, cpu_workers_);
+    // STARCNN_PIN_SUM_SLICES=0 leaves the slices to the scheduler (to compare).
+    const char *pin = std::getenv("STARCNN_PIN_SUM_SLICES");
+    pin_sum_slices_ = pin == nullptr || std::string(pin) != "0";
     host_weights_.emplace(std::vector<int>{int(total)}, "host_weights");
     host_grads_.emplace(std::vector<int>{int(total)}, "host_grads");
     if (update != "copy") {

@@ -94,6 +94,7 @@ class ParameterSet {
   std::optional<Tensor> host_momenta_, device_grads_;
   // host_grads_ cut for summing side by side (null: one task); cleaned before host_grads_ goes.
   std::unique_ptr<PackedSlices> host_grad_slices_;
+  bool pin_sum_slices_ = true;  // each slice's task on a CPU worker of its own (submit_sliced_sum)
   bool host_grads_pending_ = false;  // summed by submit_sum_grads, for the next update to add
 };
 
