@@ -7,13 +7,14 @@
 namespace starcnn {
 
 void sum_packed_cpu(float *packed, const float *const *const *groups, size_t group_count,
-                    size_t per_group, const size_t *n, size_t skip, size_t length) {
+                    size_t per_group, const size_t *n, size_t skip, size_t length,
+                    bool accumulate) {
   for (size_t g = 0; g < group_count && length > 0; ++g) {
     const size_t first = g == 0 ? skip : 0, count = std::min(n[g] - first, length);
     float *__restrict out = packed;
     const float *const *srcs = groups[g];
-    std::copy(srcs[0] + first, srcs[0] + first + count, out);
-    for (size_t s = 1; s < per_group; ++s) {
+    if (!accumulate) std::copy(srcs[0] + first, srcs[0] + first + count, out);
+    for (size_t s = accumulate ? 0 : 1; s < per_group; ++s) {
       const float *__restrict src = srcs[s] + first;
       for (size_t i = 0; i < count; ++i) out[i] += src[i];
     }
@@ -30,6 +31,7 @@ struct PackedBuffers {
   std::vector<const float *const *> groups;
   std::vector<size_t> n;
   size_t per_group = 0, skip = 0, length = 0;
+  bool accumulate = false;
   float *packed = nullptr;
 };
 
@@ -37,6 +39,7 @@ struct PackedBuffers {
 struct SumPackedArgs {
   uint32_t per_group;
   uint64_t skip;
+  uint32_t accumulate;  // packed += (submit_add_packed)
 };
 
 PackedBuffers packed_buffers(void *buffers[], void *cl_arg) {
@@ -58,6 +61,7 @@ PackedBuffers packed_buffers(void *buffers[], void *cl_arg) {
   }
   b.packed = vector_data(buffers[count]);
   b.skip = args.skip;
+  b.accumulate = args.accumulate != 0;
   b.length = vector_length(buffers[count]);
   return b;
 }
@@ -65,13 +69,13 @@ PackedBuffers packed_buffers(void *buffers[], void *cl_arg) {
 void sum_packed_task(void *buffers[], void *cl_arg) {
   const PackedBuffers b = packed_buffers(buffers, cl_arg);
   sum_packed_cpu(b.packed, b.groups.data(), b.groups.size(), b.per_group, b.n.data(), b.skip,
-                 b.length);
+                 b.length, b.accumulate);
 }
 
 #ifdef STARCNN_USE_CUDA
 void sum_packed_cuda_task(void *buffers[], void *cl_arg) {
   const PackedBuffers b = packed_buffers(buffers, cl_arg);
-  STARPU_ASSERT_MSG(b.skip == 0, "sum_packed: slices run on the CPU");
+  STARPU_ASSERT_MSG(b.skip == 0 && !b.accumulate, "sum_packed: slices and adds run on the CPU");
   sum_packed_cuda(b.packed, b.groups.data(), b.groups.size(), b.per_group, b.n.data(),
                   starpu_cuda_get_local_stream());
 }
@@ -111,7 +115,8 @@ size_t packed_descrs(const std::vector<std::vector<starpu_data_handle_t>> &group
 
 void insert_sum_packed(std::vector<starpu_data_descr> &descrs, starpu_data_handle_t packed,
                        SumPackedArgs args, Where where, int priority) {
-  descrs.push_back({packed, STARPU_W});
+  descrs.push_back(
+      {packed, args.accumulate ? starpu_data_access_mode(STARPU_RW | STARPU_COMMUTE) : STARPU_W});
   insert_task(sum_packed_codelet, "sum_packed", where, priority, STARPU_DATA_MODE_ARRAY,
               descrs.data(), int(descrs.size()), STARPU_VALUE, &args, sizeof(args));
 }
@@ -123,7 +128,7 @@ void submit_sum_packed(const std::vector<std::vector<starpu_data_handle_t>> &gro
   std::vector<starpu_data_descr> descrs;
   const size_t total = packed_descrs(groups, descrs);
   check_vector_length(packed, total, "sum_packed", "packed (the groups' lengths summed)");
-  insert_sum_packed(descrs, packed, {uint32_t(groups[0].size()), 0}, where, priority);
+  insert_sum_packed(descrs, packed, {uint32_t(groups[0].size()), 0, 0}, where, priority);
 }
 
 void submit_sum_packed_slice(const std::vector<std::vector<starpu_data_handle_t>> &groups,
@@ -140,7 +145,19 @@ void submit_sum_packed_slice(const std::vector<std::vector<starpu_data_handle_t>
                                 " elements from " + std::to_string(skip) + " of " +
                                 std::to_string(total) +
                                 " must start in the first group and end in the last");
-  insert_sum_packed(descrs, slice, {uint32_t(groups[0].size()), skip}, where, priority);
+  insert_sum_packed(descrs, slice, {uint32_t(groups[0].size()), skip, 0}, where, priority);
+}
+
+void submit_add_packed(const std::vector<starpu_data_handle_t> &vectors,
+                       starpu_data_handle_t packed, Where where, int priority) {
+  if (kind_of(where) != Where::cpu)
+    throw std::invalid_argument("sum_packed: adds into a packed vector run on CPU workers");
+  std::vector<std::vector<starpu_data_handle_t>> groups;
+  for (starpu_data_handle_t v : vectors) groups.push_back({v});
+  std::vector<starpu_data_descr> descrs;
+  const size_t total = packed_descrs(groups, descrs);
+  check_vector_length(packed, total, "sum_packed", "packed (the vectors' lengths summed)");
+  insert_sum_packed(descrs, packed, {1, 0, 1}, where, priority);
 }
 
 }  // namespace starcnn

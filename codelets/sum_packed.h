@@ -21,8 +21,10 @@ namespace starcnn {
 // after the slices of groups 0 .. g-1; every vector of a group has the group's length n[g].
 // With `skip` and `length`, only elements [skip, skip + length) of that concatenation, written
 // from packed[0] (a slice of the whole packed vector, whose first group starts `skip` before it).
+// With `accumulate`, packed[...] += that sum instead.
 void sum_packed_cpu(float *packed, const float *const *const *groups, size_t group_count,
-                    size_t per_group, const size_t *n, size_t skip = 0, size_t length = SIZE_MAX);
+                    size_t per_group, const size_t *n, size_t skip = 0, size_t length = SIZE_MAX,
+                    bool accumulate = false);
 
 #ifdef STARCNN_USE_CUDA
 // The same on the GPU, with the same additions in the same order (the same bits): a sample
@@ -48,5 +50,13 @@ void submit_sum_packed(const std::vector<std::vector<starpu_data_handle_t>> &gro
 void submit_sum_packed_slice(const std::vector<std::vector<starpu_data_handle_t>> &groups,
                              starpu_data_handle_t slice, size_t skip, Where where = Where::cpu,
                              int priority = 0);
+
+// packed += `vectors` packed (vector g into group g's slice), one CPU task with packed in
+// STARPU_RW | STARPU_COMMUTE: each CPU chain of a sample split adds its gradients as soon as it
+// ends, in whatever order the chains end, so only the last chain's add is left when the last
+// chain ends. Throws std::invalid_argument for no vectors, a packed vector whose length is not
+// theirs summed, or a `where` that is not the CPU's.
+void submit_add_packed(const std::vector<starpu_data_handle_t> &vectors,
+                       starpu_data_handle_t packed, Where where = Where::cpu, int priority = 0);
 
 }  // namespace starcnn

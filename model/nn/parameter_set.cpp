@@ -89,7 +89,8 @@ void ParameterSet::use_grad_slots(size_t slots) {
   for (auto &p : params_) p->add_grad_slots(grad_slots_);
 }
 
-void ParameterSet::submit_sum_grads(size_t slots, const std::vector<size_t> &cpu_slots) {
+void ParameterSet::submit_sum_grads(size_t slots, const std::vector<size_t> &cpu_slots,
+                                    const std::vector<Where> &cpu_slot_workers) {
   if (slots > grad_slots_)
     throw std::invalid_argument("summing " + std::to_string(slots) + " gradient slots of " +
                                 std::to_string(grad_slots_));
@@ -100,6 +101,9 @@ void ParameterSet::submit_sum_grads(size_t slots, const std::vector<size_t> &cpu
                                   std::to_string(slots) + " (slot 0 is the sum)");
     on_cpu[slot] = true;
   }
+  if (!cpu_slot_workers.empty() && cpu_slot_workers.size() != cpu_slots.size())
+    throw std::invalid_argument("submit_sum_grads: " + std::to_string(cpu_slot_workers.size()) +
+                                " workers for " + std::to_string(cpu_slots.size()) + " CPU slots");
   if (host_grads_ && !cpu_slots.empty()) {
     // The CPU slots, every parameter's, into the packed vector the update adds in; the others
     // into slot 0 where the update runs.
@@ -111,7 +115,9 @@ void ParameterSet::submit_sum_grads(size_t slots, const std::vector<size_t> &cpu
       groups.push_back(cpu);
       if (!others.empty()) submit_add_all(p->grad(0).handle(), others, part_where(*p, 0));
     }
-    if (host_grad_slices_)
+    if (add_as_chains_end_)
+      submit_added_sum(cpu_slots, cpu_slot_workers);
+    else if (host_grad_slices_)
       submit_sliced_sum(groups);
     else
       submit_sum_packed(groups, host_grads_->handle(), Where::cpu);
@@ -159,6 +165,21 @@ void ParameterSet::submit_sliced_sum(const std::vector<std::vector<starpu_data_h
   slices.submit_join();
 }
 
+void ParameterSet::submit_added_sum(const std::vector<size_t> &cpu_slots,
+                                    const std::vector<Where> &cpu_slot_workers) {
+  // The slices began when the last chain ended, and the GPU's update waited for them: under the
+  // MPS cap MNIST lenet b256's chains ended over 0.5 ms, the slices took 0.3 ms after the last
+  // (perf/results/h100-2026-12-06-f). Adds in commute mode leave only the last chain's add.
+  submit_zero_fill(host_grads_->handle(), Where::cpu);
+  for (size_t k = 0; k < cpu_slots.size(); ++k) {
+    std::vector<starpu_data_handle_t> grads;
+    for (auto &p : params_) grads.push_back(p->grad(0, cpu_slots[k]).handle());
+    const Where where = k < cpu_slot_workers.size() ? cpu_slot_workers[k] : Where::cpu;
+    submit_add_packed(grads, host_grads_->handle(),
+                      kind_of(where) == Where::cpu ? where : Where::cpu, STARPU_MAX_PRIO);
+  }
+}
+
 namespace {
 
 // The CPU chains' gradients are summed in slices of this many floats or more, at most
@@ -197,17 +218,23 @@ bool ParameterSet::use_host_mirror() {
     if (!update.empty() && update != "both" && update != "copy")
       throw std::invalid_argument("STARCNN_MIRROR_UPDATE must be both or copy, got '" + update +
                                   "'");
+    const char *sum = std::getenv("STARCNN_CPU_GRAD_SUM");
+    const std::string sum_mode = sum ? sum : "add";
+    if (sum_mode != "add" && sum_mode != "slices")
+      throw std::invalid_argument("STARCNN_CPU_GRAD_SUM must be add or slices, got '" + sum_mode +
+                                  "'");
     const size_t slices = sum_slices(total, cpu_workers_);
     // STARCNN_PIN_SUM_SLICES=0 leaves the slices to the scheduler (to compare).
     const char *pin = std::getenv("STARCNN_PIN_SUM_SLICES");
     pin_sum_slices_ = pin == nullptr || std::string(pin) != "0";
+    add_as_chains_end_ = sum_mode == "add";
     host_weights_.emplace(std::vector<int>{int(total)}, "host_weights");
     host_grads_.emplace(std::vector<int>{int(total)}, "host_grads");
     if (update != "copy") {
       host_momenta_.emplace(std::vector<int>{int(total)}, "host_momenta");
       device_grads_.emplace(std::vector<int>{int(total)}, "device_grads");
     }
-    if (slices > 1)
+    if (slices > 1 && !add_as_chains_end_)
       host_grad_slices_ = std::make_unique<PackedSlices>(host_grads_->handle(), slices);
   }
   return true;

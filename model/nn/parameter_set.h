@@ -51,10 +51,13 @@ class ParameterSet {
   // workers on the H200.
   // `cpu_slots` (two or more, not 0) are the slots of networks on the CPU workers: where a part's
   // update runs elsewhere, they are first summed on the CPU into the first of them, so that one
-  // copy a part crosses the bus instead of one per CPU network.
+  // copy a part crosses the bus instead of one per CPU network. `cpu_slot_workers`, where given,
+  // says where each of cpu_slots' networks ran (a pinned chain's worker): with the host mirror,
+  // each slot's add into the packed sum runs there.
   void use_grad_slots(size_t slots);
   size_t grad_slots() const { return grad_slots_; }
-  void submit_sum_grads(size_t slots, const std::vector<size_t> &cpu_slots = {});
+  void submit_sum_grads(size_t slots, const std::vector<size_t> &cpu_slots = {},
+                        const std::vector<Where> &cpu_slot_workers = {});
 
   // A sample split's exchange with its CPU networks, packed (codelets/sum_packed.h): the CPU
   // networks' gradient slots are summed on the CPU into one vector, which the update on the CUDA
@@ -82,6 +85,9 @@ class ParameterSet {
   // The CPU chains' gradients (one group of slots a parameter) summed into the packed host
   // gradients, one task a slice (host_grad_slices_).
   void submit_sliced_sum(const std::vector<std::vector<starpu_data_handle_t>> &groups);
+  // The same sum as one add per CPU slot, each as soon as its chain ends (add_as_chains_end_).
+  void submit_added_sum(const std::vector<size_t> &cpu_slots,
+                        const std::vector<Where> &cpu_slot_workers);
 
   std::vector<std::unique_ptr<Parameter>> params_;
   std::map<std::string, SplitPlan> conv_plans_;
@@ -95,6 +101,7 @@ class ParameterSet {
   // host_grads_ cut for summing side by side (null: one task); cleaned before host_grads_ goes.
   std::unique_ptr<PackedSlices> host_grad_slices_;
   bool pin_sum_slices_ = true;  // each slice's task on a CPU worker of its own (submit_sliced_sum)
+  bool add_as_chains_end_ = true;    // submit_added_sum, not the slices (STARCNN_CPU_GRAD_SUM)
   bool host_grads_pending_ = false;  // summed by submit_sum_grads, for the next update to add
 };
 

@@ -156,9 +156,12 @@ Trainer::Trainer(const NetworkSpec &spec, ParameterSet &params, const Dataset &t
   const size_t micro = micro_.size();
   const bool both_kinds = config.samples.cpu_samples > 0;
   params.use_grad_slots(micro);
-  for (size_t m = 1; m < micro; ++m)  // the networks' homes (Network's constructor)
-    if (kind_of(micro_[m].placement ? micro_[m].placement->home : params.home()) == Where::cpu)
-      cpu_slots_.push_back(m);
+  for (size_t m = 1; m < micro; ++m) {  // the networks' homes (Network's constructor)
+    const Where home = micro_[m].placement ? micro_[m].placement->home : params.home();
+    if (kind_of(home) != Where::cpu) continue;
+    cpu_slots_.push_back(m);
+    cpu_slot_workers_.push_back(home);
+  }
   // A sample split's CPU networks exchange weights and gradients with the GPU packed (before the
   // networks are built: their chains read the packed weights). Not across ranks: the rank sum
   // adds the parameters' gradient slots, which the packed CPU gradients bypass.
@@ -211,7 +214,7 @@ EpochSummary Trainer::train_epoch(size_t epoch,
       submit_load_batch(batcher_, b, images, labels, micro_[m].first);
       networks_[m]->forward_backward(images, labels, stats_);
     }
-    params_.submit_sum_grads(networks_.size(), cpu_slots_);
+    params_.submit_sum_grads(networks_.size(), cpu_slots_, cpu_slot_workers_);
     // Data-parallel: the update below applies the gradients of the whole batch, every rank's.
     if (config_.rank_sum) config_.rank_sum->sum_gradients(params_);
     const bool first_step = !momentum_started_;

@@ -174,7 +174,8 @@ class Trainer {
   Batcher batcher_;
   std::vector<std::unique_ptr<Network>> networks_;  // one per micro-batch
   std::vector<MicroBatch> micro_;                   // where each network's samples are
-  std::vector<size_t> cpu_slots_;  // gradient slots (> 0) of the networks on the CPU workers
+  std::vector<size_t> cpu_slots_;        // gradient slots (> 0) of the networks on the CPU workers
+  std::vector<Where> cpu_slot_workers_;  // and where each of them runs (its chain's worker)
   std::unique_ptr<Evaluator> evaluator_;
   std::vector<Tensor> images_, labels_;  // [slot * micro-batches + micro-batch]
   Tensor stats_;

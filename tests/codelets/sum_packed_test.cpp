@@ -135,6 +135,46 @@ TEST_P(SumPackedTest, MismatchedGroupsOrLengthsAreRefused) {
   EXPECT_EQ(testing::count_tasks().cpu_tasks, 0);
 }
 
+// Several sets of vectors added into one packed vector in commute mode, in whatever order the
+// workers take them: the packed vector ends as its starting values plus every set, against the
+// float64 sum; the sources unchanged.
+TEST_P(SumPackedTest, AddsInCommuteModeAccumulateEverySet) {
+  const size_t lengths[] = {450, 6, 20000, 7};
+  uint32_t seed = 21;
+  std::vector<double> want;
+  for (size_t n : lengths) want.resize(want.size() + n, 0.0);
+  const std::vector<float> start = testing::random_floats(want.size(), seed++);
+  for (size_t i = 0; i < want.size(); ++i) want[i] = double(start[i]);
+  RegisteredVector packed(start);
+  const size_t sets = 6;
+  std::vector<std::unique_ptr<RegisteredVector>> held;
+  std::vector<std::vector<float>> values;
+  for (size_t k = 0; k < sets; ++k) {
+    std::vector<starpu_data_handle_t> vectors;
+    size_t offset = 0;
+    for (size_t n : lengths) {
+      values.push_back(testing::random_floats(n, seed++));
+      held.push_back(std::make_unique<RegisteredVector>(values.back()));
+      vectors.push_back(held.back()->handle());
+      for (size_t i = 0; i < n; ++i) want[offset + i] += double(values.back()[i]);
+      offset += n;
+    }
+    submit_add_packed(vectors, packed.handle());
+  }
+  testing::expect_close(packed.read(), want, 1e-6 * double(sets + 1));
+  for (size_t v = 0; v < held.size(); ++v) EXPECT_EQ(held[v]->read(), values[v]) << "vector " << v;
+  EXPECT_EQ(testing::count_tasks().cpu_tasks, int(sets));
+}
+
+TEST_P(SumPackedTest, AddsOfTheWrongLengthOrOffTheCpuAreRefused) {
+  RegisteredVector a(5), b(4), packed(9), wrong(8);
+  EXPECT_THROW(submit_add_packed({}, packed.handle()), std::invalid_argument);
+  EXPECT_THROW(submit_add_packed({a.handle(), b.handle()}, wrong.handle()), std::invalid_argument);
+  EXPECT_THROW(submit_add_packed({a.handle(), b.handle()}, packed.handle(), Where::cuda),
+               std::invalid_argument);
+  EXPECT_EQ(testing::count_tasks().cpu_tasks, 0);
+}
+
 STARCNN_INSTANTIATE_SCHEDULER_TESTS(SumPackedTest);
 
 }  // namespace

@@ -140,14 +140,20 @@ TEST_P(TrainerMicroBatchesTest, PackedSampleSplitTrainsLikeTheWholeBatch) {
   const Dataset data = random_dataset(40);
   const TrainedRun whole = train(spec, data, "none", 1);
   ASSERT_FALSE(whole.packed_exchange);
-  // The chains' gradients summed as one task, and as 3 slices side by side (PackedSlices),
-  // pinned to CPU workers (the default) or left to the scheduler.
-  const std::pair<const char *, const char *> sums[] = {{"1", "1"}, {"3", "1"}, {"3", "0"}};
-  for (const auto &[slices, pinned] : sums)
+  // The chains' gradients added as each chain ends (the default), summed as one task, and as 3
+  // slices side by side (PackedSlices), pinned to CPU workers or left to the scheduler.
+  struct Sum {
+    const char *mode, *slices, *pinned;
+  };
+  const Sum sums[] = {
+      {"add", "1", "1"}, {"slices", "1", "1"}, {"slices", "3", "1"}, {"slices", "3", "0"}};
+  for (const auto &[how, slices, pinned] : sums)
     for (const char *mirror : {"both", "copy"})
       for (int chains : {1, 2}) {
         SCOPED_TRACE(std::to_string(chains) + " CPU micro-batches, mirror updated by " + mirror +
-                     ", gradients summed in " + slices + " slices, pinned " + pinned);
+                     ", gradients summed by " + how + " in " + slices + " slices, pinned " +
+                     pinned);
+        testing::ScopedEnv grad_sum("STARCNN_CPU_GRAD_SUM", how);
         testing::ScopedEnv mode("STARCNN_MIRROR_UPDATE", mirror);
         testing::ScopedEnv sum("STARCNN_SUM_SLICES", slices);
         testing::ScopedEnv pin("STARCNN_PIN_SUM_SLICES", pinned);
@@ -205,6 +211,14 @@ TEST_P(TrainerMicroBatchesTest, UnknownMirrorUpdateIsRefused) {
   const NetworkSpec spec = parse_network(kNet, "mirror.net");
   ParameterSet params(spec, parse_network_plan("none"), {int(starpu_cpu_worker_get_count()), 0});
   testing::ScopedEnv mode("STARCNN_MIRROR_UPDATE", "sideways");
+  EXPECT_THROW(params.use_host_mirror(), std::invalid_argument);
+  EXPECT_EQ(params.host_weights(), nullptr);
+}
+
+TEST_P(TrainerMicroBatchesTest, UnknownGradientSumIsRefused) {
+  const NetworkSpec spec = parse_network(kNet, "grad_sum.net");
+  ParameterSet params(spec, parse_network_plan("none"), {int(starpu_cpu_worker_get_count()), 0});
+  testing::ScopedEnv mode("STARCNN_CPU_GRAD_SUM", "tree");
   EXPECT_THROW(params.use_host_mirror(), std::invalid_argument);
   EXPECT_EQ(params.host_weights(), nullptr);
 }
