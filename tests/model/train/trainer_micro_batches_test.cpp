@@ -207,20 +207,18 @@ TEST_P(TrainerMicroBatchesTest, SampleSplitAcrossRanksSumsTheCpuChainsGradients)
   expect_same_training(spec, whole, split);
 }
 
-TEST_P(TrainerMicroBatchesTest, UnknownMirrorUpdateIsRefused) {
+// An unknown way of updating the host mirror or of summing the CPU chains' gradients.
+TEST_P(TrainerMicroBatchesTest, UnknownMirrorChoicesAreRefused) {
   const NetworkSpec spec = parse_network(kNet, "mirror.net");
   ParameterSet params(spec, parse_network_plan("none"), {int(starpu_cpu_worker_get_count()), 0});
-  testing::ScopedEnv mode("STARCNN_MIRROR_UPDATE", "sideways");
-  EXPECT_THROW(params.use_host_mirror(), std::invalid_argument);
-  EXPECT_EQ(params.host_weights(), nullptr);
-}
-
-TEST_P(TrainerMicroBatchesTest, UnknownGradientSumIsRefused) {
-  const NetworkSpec spec = parse_network(kNet, "grad_sum.net");
-  ParameterSet params(spec, parse_network_plan("none"), {int(starpu_cpu_worker_get_count()), 0});
-  testing::ScopedEnv mode("STARCNN_CPU_GRAD_SUM", "tree");
-  EXPECT_THROW(params.use_host_mirror(), std::invalid_argument);
-  EXPECT_EQ(params.host_weights(), nullptr);
+  const std::pair<const char *, const char *> choices[] = {{"STARCNN_MIRROR_UPDATE", "sideways"},
+                                                           {"STARCNN_CPU_GRAD_SUM", "tree"}};
+  for (const auto &[variable, value] : choices) {
+    SCOPED_TRACE(std::string(variable) + "=" + value);
+    testing::ScopedEnv choice(variable, value);
+    EXPECT_THROW(params.use_host_mirror(), std::invalid_argument);
+    EXPECT_EQ(params.host_weights(), nullptr);
+  }
 }
 
 TEST_P(TrainerMicroBatchesTest, NonsenseSumSlicesAreRefused) {
