@@ -174,9 +174,9 @@ void ParameterSet::submit_added_sum(const std::vector<size_t> &cpu_slots,
   for (size_t k = 0; k < cpu_slots.size(); ++k) {
     std::vector<starpu_data_handle_t> grads;
     for (auto &p : params_) grads.push_back(p->grad(0, cpu_slots[k]).handle());
-    const Where where = k < cpu_slot_workers.size() ? cpu_slot_workers[k] : Where::cpu;
     submit_add_packed(grads, host_grads_->handle(),
-                      kind_of(where) == Where::cpu ? where : Where::cpu, STARPU_MAX_PRIO);
+                      k < cpu_slot_workers.size() ? cpu_slot_workers[k] : Where::cpu,
+                      STARPU_MAX_PRIO);
   }
 }
 
