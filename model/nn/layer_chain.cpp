@@ -25,10 +25,14 @@ std::vector<LayerParams> layer_params(const LayerChain::Program &p, void *buffer
   std::vector<LayerParams> layers;
   void **b = buffers + kFirstParamBuffer;
   const float *packed = p.packed_weights ? vector_data(*b++) : nullptr;
+  float *grads = p.packed_grads ? vector_data(*b++) : nullptr;
   for (uint32_t i = 0; i < p.ops; ++i) {
     const LayerChain::Op &op = p.op[i];
     if (op.kind != ChainOpKind::conv && op.kind != ChainOpKind::linear) continue;
-    if (packed) {
+    if (grads) {
+      layers.push_back(
+          {packed + op.w_offset, packed + op.b_offset, grads + op.w_offset, grads + op.b_offset});
+    } else if (packed) {
       layers.push_back(
           {packed + op.w_offset, packed + op.b_offset, vector_data(b[0]), vector_data(b[1])});
       b += 2;
@@ -71,7 +75,7 @@ constexpr unsigned kCudaChainWarmupLaunches = 4;  // two batch slots, each launc
 std::optional<LayerChain> LayerChain::build(const NetworkSpec &spec, ParameterSet &params,
                                             int batch, int loss_batch, size_t grad_slot, Where side,
                                             CudaChain cuda) {
-  Program p;
+  Program p = Program();  // zeroed padding too: the perf model hashes the program's bytes
   const uint32_t n = uint32_t(batch);
   p.batch = n;
   p.loss_batch = uint32_t(loss_batch);
@@ -87,6 +91,7 @@ std::optional<LayerChain> LayerChain::build(const NetworkSpec &spec, ParameterSe
   const Tensor *packed = chain.cuda_ ? nullptr : params.host_weights();
   p.packed_weights = packed != nullptr;
   if (packed) chain.params_.push_back({packed->handle(), STARPU_R});
+  std::vector<starpu_data_descr> layer_grads;  // with packed weights: per layer dw, db
   const auto add_params = [&](const std::string &layer, Op &op) {
     op.param = p.layers_with_params++;
     Parameter &w = params.get(layer + ".weight"), &b = params.get(layer + ".bias");
@@ -94,7 +99,7 @@ std::optional<LayerChain> LayerChain::build(const NetworkSpec &spec, ParameterSe
       op.w_offset = params.host_offset(w);
       op.b_offset = params.host_offset(b);
       for (Parameter *t : {&w, &b})
-        chain.params_.push_back({t->grad(0, grad_slot).handle(), STARPU_W});
+        layer_grads.push_back({t->grad(0, grad_slot).handle(), STARPU_W});
       return;
     }
     for (Parameter *t : {&w, &b}) {
@@ -157,6 +162,17 @@ std::optional<LayerChain> LayerChain::build(const NetworkSpec &spec, ParameterSe
     ++p.ops;
   }
   if (p.ops == 0) return std::nullopt;
+  // With packed weights, the gradients into one packed vector of the same layout where the set
+  // has one (asked for only now that the chain is sure: the sum then adds that vector instead of
+  // the slot's parameter gradients).
+  if (packed) {
+    const Tensor *grads = params.chain_grads(grad_slot);
+    p.packed_grads = grads != nullptr;
+    if (grads)
+      chain.params_.push_back({grads->handle(), STARPU_W});
+    else
+      chain.params_.insert(chain.params_.end(), layer_grads.begin(), layer_grads.end());
+  }
   if (chain.cuda_) {
     chain.scratch_.push_back(
         std::make_shared<ScratchVector>(p.act_floats + kXentStatsSize, sizeof(float)));

@@ -50,7 +50,8 @@ class LayerChain {
   LayerChain() = default;
   bool cuda_ = false;
   bool fp32_ = false;  // a CUDA chain's convolutions in strict FP32 (its own perf model)
-  // Per conv / linear layer w, dw, b, db; or the packed weights, then per layer dw, db.
+  // Per conv / linear layer w, dw, b, db; or the packed weights, then per layer dw, db or the
+  // packed gradients.
   std::vector<starpu_data_descr> params_;
   // A CUDA chain's scratch buffers (activations, their gradients, argmax), shared by its copies.
   std::vector<std::shared_ptr<ScratchVector>> scratch_;

@@ -35,6 +35,7 @@ struct LayerChain::Op {
 struct LayerChain::Program {
   uint32_t ops = 0, batch = 0, loss_batch = 0, classes = 0;
   uint32_t packed_weights = 0;  // 1: w and b from one packed vector (ParameterSet::host_weights)
+  uint32_t packed_grads = 0;    // 1: dw and db into one packed vector (ParameterSet::chain_grads)
   uint32_t layers_with_params = 0;
   uint32_t graph = 0;  // CUDA: replay the kernels as a CUDA graph (CudaGraphCache)
   // CUDA: the convolution math it was built under (a ConvMath), so that the perf model, which
@@ -45,9 +46,9 @@ struct LayerChain::Program {
 };
 
 // Buffers: images, labels, stats, then per layer with parameters w, dw, b, db; or, with packed
-// weights (CPU only), the packed vector and then per layer dw, db. A CUDA chain's then end with
-// its scratch: activations (act_floats + kXentStatsSize), their gradients (act_floats) and the
-// pools' argmax (argmax_ints, at least 1).
+// weights (CPU only), the packed vector and then per layer dw, db, or the packed gradients. A CUDA
+// chain's then end with its scratch: activations (act_floats + kXentStatsSize), their gradients
+// (act_floats) and the pools' argmax (argmax_ints, at least 1).
 constexpr unsigned kFirstParamBuffer = 3;
 
 struct LayerParams {

@@ -115,7 +115,7 @@ void ParameterSet::submit_sum_grads(size_t slots, const std::vector<size_t> &cpu
       groups.push_back(cpu);
       if (!others.empty()) submit_add_all(p->grad(0).handle(), others, part_where(*p, 0));
     }
-    if (add_as_chains_end_)
+    if (grad_sum_ != GradSum::slices)
       submit_added_sum(cpu_slots, cpu_slot_workers);
     else if (host_grad_slices_)
       submit_sliced_sum(groups);
@@ -173,7 +173,11 @@ void ParameterSet::submit_added_sum(const std::vector<size_t> &cpu_slots,
   submit_zero_fill(host_grads_->handle(), Where::cpu);
   for (size_t k = 0; k < cpu_slots.size(); ++k) {
     std::vector<starpu_data_handle_t> grads;
-    for (auto &p : params_) grads.push_back(p->grad(0, cpu_slots[k]).handle());
+    const auto packed = chain_grads_.find(cpu_slots[k]);  // written by the slot's chain
+    if (packed != chain_grads_.end())
+      grads.push_back(packed->second.handle());
+    else
+      for (auto &p : params_) grads.push_back(p->grad(0, cpu_slots[k]).handle());
     submit_add_packed(grads, host_grads_->handle(),
                       k < cpu_slot_workers.size() ? cpu_slot_workers[k] : Where::cpu,
                       STARPU_MAX_PRIO);
@@ -219,22 +223,24 @@ bool ParameterSet::use_host_mirror() {
       throw std::invalid_argument("STARCNN_MIRROR_UPDATE must be both or copy, got '" + update +
                                   "'");
     const char *sum = std::getenv("STARCNN_CPU_GRAD_SUM");
-    const std::string sum_mode = sum ? sum : "add";
-    if (sum_mode != "add" && sum_mode != "slices")
-      throw std::invalid_argument("STARCNN_CPU_GRAD_SUM must be add or slices, got '" + sum_mode +
-                                  "'");
+    const std::string sum_mode = sum ? sum : "packed";
+    if (sum_mode != "packed" && sum_mode != "add" && sum_mode != "slices")
+      throw std::invalid_argument("STARCNN_CPU_GRAD_SUM must be packed, add or slices, got '" +
+                                  sum_mode + "'");
     const size_t slices = sum_slices(total, cpu_workers_);
     // STARCNN_PIN_SUM_SLICES=0 leaves the slices to the scheduler (to compare).
     const char *pin = std::getenv("STARCNN_PIN_SUM_SLICES");
     pin_sum_slices_ = pin == nullptr || std::string(pin) != "0";
-    add_as_chains_end_ = sum_mode == "add";
+    grad_sum_ = sum_mode == "packed" ? GradSum::packed
+                : sum_mode == "add"  ? GradSum::add
+                                     : GradSum::slices;
     host_weights_.emplace(std::vector<int>{int(total)}, "host_weights");
     host_grads_.emplace(std::vector<int>{int(total)}, "host_grads");
     if (update != "copy") {
       host_momenta_.emplace(std::vector<int>{int(total)}, "host_momenta");
       device_grads_.emplace(std::vector<int>{int(total)}, "device_grads");
     }
-    if (slices > 1 && !add_as_chains_end_)
+    if (slices > 1 && grad_sum_ == GradSum::slices)
       host_grad_slices_ = std::make_unique<PackedSlices>(host_grads_->handle(), slices);
   }
   return true;
@@ -247,6 +253,20 @@ size_t ParameterSet::host_offset(const Parameter &p) const {
     offset += q->size();
   }
   throw std::invalid_argument("host_offset: " + p.name() + " is not of this parameter set");
+}
+
+const Tensor *ParameterSet::chain_grads(size_t slot) {
+  if (!host_grads_ || grad_sum_ != GradSum::packed) return nullptr;
+  if (slot == 0 || slot >= grad_slots_)
+    throw std::invalid_argument("chain_grads: gradient slot " + std::to_string(slot) + " of " +
+                                std::to_string(grad_slots_) + " (slot 0 is the update side's)");
+  auto found = chain_grads_.find(slot);
+  if (found == chain_grads_.end())
+    found = chain_grads_
+                .emplace(slot, Tensor(std::vector<int>{int(host_grads_->size())},
+                                      "chain_grads." + std::to_string(slot)))
+                .first;
+  return &found->second;
 }
 
 void ParameterSet::submit_pack_weights() {

@@ -75,8 +75,16 @@ class ParameterSet {
   bool use_host_mirror();
   // The packed weights (parameters in order, each whole), or null when the mirror is off.
   const Tensor *host_weights() const { return host_weights_ ? &*host_weights_ : nullptr; }
-  // Where `p`'s values start in host_weights().
+  // Where `p`'s values start in host_weights() (and in chain_grads()).
   size_t host_offset(const Parameter &p) const;
+  // With the mirror and the packed gradient sum (the default of STARCNN_CPU_GRAD_SUM): the packed
+  // gradients that the CPU chain of gradient slot `slot` writes (host_weights()' layout), made on
+  // the chain's first call; submit_sum_grads then adds them instead of the slot's parameter
+  // gradients. Null otherwise (the chain writes the parameters' slots).
+  // One handle instead of two a layer: each handle a chain task names cost its release ~3 us
+  // under StarPU 1.3, and a sample split's chains, released one after another by the update,
+  // started ~45 us apart (perf/results/h100-2026-12-06-f).
+  const Tensor *chain_grads(size_t slot);
   void submit_pack_weights();
 
  private:
@@ -85,7 +93,8 @@ class ParameterSet {
   // The CPU chains' gradients (one group of slots a parameter) summed into the packed host
   // gradients, one task a slice (host_grad_slices_).
   void submit_sliced_sum(const std::vector<std::vector<starpu_data_handle_t>> &groups);
-  // The same sum as one add per CPU slot, each as soon as its chain ends (add_as_chains_end_).
+  // The same sum as one add per CPU slot, each as soon as its chain ends (grad_sum_ add or
+  // packed).
   void submit_added_sum(const std::vector<size_t> &cpu_slots,
                         const std::vector<Where> &cpu_slot_workers);
 
@@ -101,8 +110,11 @@ class ParameterSet {
   // host_grads_ cut for summing side by side (null: one task); cleaned before host_grads_ goes.
   std::unique_ptr<PackedSlices> host_grad_slices_;
   bool pin_sum_slices_ = true;  // each slice's task on a CPU worker of its own (submit_sliced_sum)
-  bool add_as_chains_end_ = true;    // submit_added_sum, not the slices (STARCNN_CPU_GRAD_SUM)
-  bool host_grads_pending_ = false;  // summed by submit_sum_grads, for the next update to add
+  // How the CPU chains' gradients reach host_grads_ (STARCNN_CPU_GRAD_SUM): each chain's packed
+  // vector added as it ends, its per-parameter slots added as it ends, or slices after the last.
+  enum class GradSum { packed, add, slices } grad_sum_ = GradSum::packed;
+  std::map<size_t, Tensor> chain_grads_;  // grad_sum_ packed: per CPU slot (chain_grads)
+  bool host_grads_pending_ = false;       // summed by submit_sum_grads, for the next update to add
 };
 
 }  // namespace starcnn

@@ -140,13 +140,18 @@ TEST_P(TrainerMicroBatchesTest, PackedSampleSplitTrainsLikeTheWholeBatch) {
   const Dataset data = random_dataset(40);
   const TrainedRun whole = train(spec, data, "none", 1);
   ASSERT_FALSE(whole.packed_exchange);
-  // The chains' gradients added as each chain ends (the default), summed as one task, and as 3
-  // slices side by side (PackedSlices), pinned to CPU workers or left to the scheduler.
+  // The chains' gradients added as each chain ends, from one packed vector a chain (the default;
+  // a chain left to the scheduler writes the parameters' slots) or from the parameters' slots;
+  // summed as one task, and as 3 slices side by side (PackedSlices), pinned to CPU workers or left
+  // to the scheduler.
   struct Sum {
     const char *mode, *slices, *pinned;
   };
-  const Sum sums[] = {
-      {"add", "1", "1"}, {"slices", "1", "1"}, {"slices", "3", "1"}, {"slices", "3", "0"}};
+  const Sum sums[] = {{"packed", "1", "1"},
+                      {"add", "1", "1"},
+                      {"slices", "1", "1"},
+                      {"slices", "3", "1"},
+                      {"slices", "3", "0"}};
   for (const auto &[how, slices, pinned] : sums)
     for (const char *mirror : {"both", "copy"})
       for (int chains : {1, 2}) {
