@@ -62,34 +62,38 @@ namespace {
 struct SgdTaskArgs {
   SgdParams params;
   uint32_t vectors;
-  uint32_t has_extra_grads, has_weights_copy;
+  uint32_t has_extra_grads, has_weights_copy, has_packed_grads;
 };
 
-size_t buffers_per_vector(const SgdParams &params) {
-  return params.momentum != 0.0f ? 3 : 2;
+size_t buffers_per_vector(const SgdTaskArgs &args) {
+  return 1 + (args.has_packed_grads ? 0 : 1) + (args.params.momentum != 0.0f ? 1 : 0);
 }
 
 // The update's arguments: the vectors as the worker sees them, and the params.
 auto sgd_args(void *buffers[], void *cl_arg) {
   SgdTaskArgs args;
   starpu_codelet_unpack_args(cl_arg, &args);
-  const size_t stride = buffers_per_vector(args.params);
+  const size_t stride = buffers_per_vector(args);
   STARPU_ASSERT_MSG(STARPU_TASK_GET_NBUFFERS(starpu_task_get_current()) ==
-                        args.vectors * stride + args.has_extra_grads + args.has_weights_copy,
+                        args.vectors * stride + args.has_packed_grads + args.has_extra_grads +
+                            args.has_weights_copy,
                     "sgd_update: buffer count does not match the vector count");
   std::vector<SgdVector> vectors(args.vectors);
   void **packed = buffers + args.vectors * stride;
+  const float *grads = args.has_packed_grads ? vector_data(*packed++) : nullptr;
   float *extra = args.has_extra_grads ? vector_data(*packed++) : nullptr;
   float *copy = args.has_weights_copy ? vector_data(*packed) : nullptr;
+  const bool momentum = args.params.momentum != 0.0f;
   for (size_t v = 0; v < vectors.size(); ++v) {
     void **b = buffers + v * stride;
     const size_t n = vector_length(b[0]);
     vectors[v] = {vector_data(b[0]),
-                  vector_data(b[1]),
-                  stride == 3 ? vector_data(b[2]) : nullptr,
+                  grads ? grads : vector_data(b[1]),
+                  momentum ? vector_data(b[stride - 1]) : nullptr,
                   n,
                   extra,
                   copy};
+    if (grads) grads += n;
     if (extra) extra += n;
     if (copy) copy += n;
   }
@@ -129,9 +133,11 @@ void submit_sgd_update(const std::vector<SgdHandles> &vectors, const SgdParams &
   std::vector<starpu_data_descr> descrs;
   for (size_t v = 0; v < vectors.size(); ++v) {
     const SgdHandles &h = vectors[v];
-    check_same_length(h.grad, h.w, "grad", v);
     descrs.push_back({h.w, STARPU_RW});
-    descrs.push_back({h.grad, STARPU_R});
+    if (!packed.grads) {
+      check_same_length(h.grad, h.w, "grad", v);
+      descrs.push_back({h.grad, STARPU_R});
+    }
     if (!momentum) continue;
     if (!h.momentum_buf)
       throw std::invalid_argument("sgd_update: momentum needs a buffer (vector " +
@@ -141,6 +147,10 @@ void submit_sgd_update(const std::vector<SgdHandles> &vectors, const SgdParams &
   }
   size_t total = 0;
   for (const SgdHandles &h : vectors) total += starpu_vector_get_nx(h.w);
+  if (packed.grads) {
+    check_vector_length(packed.grads, total, "sgd_update", "packed gradients");
+    descrs.push_back({packed.grads, STARPU_R});
+  }
   if (packed.extra_grads) {
     check_vector_length(packed.extra_grads, total, "sgd_update", "packed extra gradients");
     descrs.push_back({packed.extra_grads, STARPU_R});
@@ -150,7 +160,7 @@ void submit_sgd_update(const std::vector<SgdHandles> &vectors, const SgdParams &
     descrs.push_back({packed.weights_copy, STARPU_W});
   }
   SgdTaskArgs args{params, uint32_t(vectors.size()), packed.extra_grads != nullptr,
-                   packed.weights_copy != nullptr};
+                   packed.weights_copy != nullptr, packed.grads != nullptr};
   insert_task(sgd_update_codelet, "sgd_update", where, priority, STARPU_DATA_MODE_ARRAY,
               descrs.data(), int(descrs.size()), STARPU_VALUE, &args, sizeof(args));
 }

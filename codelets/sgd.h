@@ -52,20 +52,24 @@ void sgd_update_cuda(const SgdVector *vectors, size_t count, const SgdParams &pa
 #endif
 constexpr size_t kMaxSgdVectorsPerLaunch = 32;
 
-// Variable buffers: per vector w (RW), grad (R), then momentum_buf (RW) unless momentum == 0;
-// then the packed extra gradients (R) and the packed copy of w (W) where the task has them.
+// Variable buffers: per vector w (RW), grad (R) unless the gradients come packed, then
+// momentum_buf (RW) unless momentum == 0; then the packed gradients (R), the packed extra
+// gradients (R) and the packed copy of w (W) where the task has them.
 extern starpu_codelet sgd_update_codelet;
 
-// The handles of one vector; momentum_buf is left out, and may be null, when momentum == 0.
+// The handles of one vector; momentum_buf is left out, and may be null, when momentum == 0, and
+// grad when the gradients come packed.
 struct SgdHandles {
   starpu_data_handle_t w, grad, momentum_buf;
 };
 
 // Packed vectors whose consecutive slices match the update's vectors in order (null: none):
-// extra_grads is added to each vector's grad, weights_copy receives each updated w.
+// grads replaces the vectors' own gradients (a sample split's CUDA chain writes its gradients
+// packed), extra_grads is added to each vector's grad, weights_copy receives each updated w.
 struct SgdPacked {
   starpu_data_handle_t extra_grads = nullptr;
   starpu_data_handle_t weights_copy = nullptr;
+  starpu_data_handle_t grads = nullptr;
 };
 
 // One task updating every vector of `vectors`. Its perf model is keyed on the vectors' sizes only,

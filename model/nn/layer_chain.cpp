@@ -25,22 +25,17 @@ std::vector<LayerParams> layer_params(const LayerChain::Program &p, void *buffer
   std::vector<LayerParams> layers;
   void **b = buffers + kFirstParamBuffer;
   const float *packed = p.packed_weights ? vector_data(*b++) : nullptr;
-  float *grads = p.packed_grads ? vector_data(*b++) : nullptr;
+  float *grads =
+      p.packed_grads ? vector_data(b[per_layer_buffers(p) * p.layers_with_params]) : nullptr;
   for (uint32_t i = 0; i < p.ops; ++i) {
     const LayerChain::Op &op = p.op[i];
     if (op.kind != ChainOpKind::conv && op.kind != ChainOpKind::linear) continue;
-    if (grads) {
-      layers.push_back(
-          {packed + op.w_offset, packed + op.b_offset, grads + op.w_offset, grads + op.b_offset});
-    } else if (packed) {
-      layers.push_back(
-          {packed + op.w_offset, packed + op.b_offset, vector_data(b[0]), vector_data(b[1])});
-      b += 2;
-    } else {
-      layers.push_back(
-          {vector_data(b[0]), vector_data(b[2]), vector_data(b[1]), vector_data(b[3])});
-      b += 4;
-    }
+    LayerParams l;  // in the buffers' order: w, dw, b, db, each unless packed
+    l.w = packed ? packed + op.w_offset : vector_data(*b++);
+    l.dw = grads ? grads + op.w_offset : vector_data(*b++);
+    l.b = packed ? packed + op.b_offset : vector_data(*b++);
+    l.db = grads ? grads + op.b_offset : vector_data(*b++);
+    layers.push_back(l);
   }
   return layers;
 }
@@ -91,21 +86,13 @@ std::optional<LayerChain> LayerChain::build(const NetworkSpec &spec, ParameterSe
   const Tensor *packed = chain.cuda_ ? nullptr : params.host_weights();
   p.packed_weights = packed != nullptr;
   if (packed) chain.params_.push_back({packed->handle(), STARPU_R});
-  std::vector<starpu_data_descr> layer_grads;  // with packed weights: per layer dw, db
+  std::vector<std::pair<Parameter *, Parameter *>> weights;  // per layer with parameters
   const auto add_params = [&](const std::string &layer, Op &op) {
     op.param = p.layers_with_params++;
     Parameter &w = params.get(layer + ".weight"), &b = params.get(layer + ".bias");
-    if (packed) {
-      op.w_offset = params.host_offset(w);
-      op.b_offset = params.host_offset(b);
-      for (Parameter *t : {&w, &b})
-        layer_grads.push_back({t->grad(0, grad_slot).handle(), STARPU_W});
-      return;
-    }
-    for (Parameter *t : {&w, &b}) {
-      chain.params_.push_back({t->value(0).handle(), STARPU_R});
-      chain.params_.push_back({t->grad(0, grad_slot).handle(), STARPU_W});
-    }
+    op.w_offset = params.host_offset(w);  // in the packed vectors, where there are some
+    op.b_offset = params.host_offset(b);
+    weights.emplace_back(&w, &b);
   };
   for (size_t i = 0; i < spec.layers.size(); ++i) {
     const LayerSpec *layer = &spec.layers[i];
@@ -162,17 +149,17 @@ std::optional<LayerChain> LayerChain::build(const NetworkSpec &spec, ParameterSe
     ++p.ops;
   }
   if (p.ops == 0) return std::nullopt;
-  // With packed weights, the gradients into one packed vector of the same layout where the set
-  // has one (asked for only now that the chain is sure: the sum then adds that vector instead of
-  // the slot's parameter gradients).
-  if (packed) {
-    const Tensor *grads = params.chain_grads(grad_slot);
-    p.packed_grads = grads != nullptr;
-    if (grads)
-      chain.params_.push_back({grads->handle(), STARPU_W});
-    else
-      chain.params_.insert(chain.params_.end(), layer_grads.begin(), layer_grads.end());
-  }
+  // The gradients into one packed vector of the packed weights' layout where the set has one
+  // for this chain (asked for only now that the chain is sure: the sum then takes that vector
+  // instead of the slot's parameter gradients).
+  const Tensor *grads = params.chain_grads(grad_slot, chain.cuda_);
+  p.packed_grads = grads != nullptr;
+  for (const auto &[w, b] : weights)  // the order layer_params reads
+    for (Parameter *t : {w, b}) {
+      if (!packed) chain.params_.push_back({t->value(0).handle(), STARPU_R});
+      if (!grads) chain.params_.push_back({t->grad(0, grad_slot).handle(), STARPU_W});
+    }
+  if (grads) chain.params_.push_back({grads->handle(), STARPU_W});
   if (chain.cuda_) {
     chain.scratch_.push_back(
         std::make_shared<ScratchVector>(p.act_floats + kXentStatsSize, sizeof(float)));

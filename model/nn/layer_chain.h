@@ -50,8 +50,7 @@ class LayerChain {
   LayerChain() = default;
   bool cuda_ = false;
   bool fp32_ = false;  // a CUDA chain's convolutions in strict FP32 (its own perf model)
-  // Per conv / linear layer w, dw, b, db; or the packed weights, then per layer dw, db or the
-  // packed gradients.
+  // The task's parameter buffers, in layer_chain_program.h's order.
   std::vector<starpu_data_descr> params_;
   // A CUDA chain's scratch buffers (activations, their gradients, argmax), shared by its copies.
   std::vector<std::shared_ptr<ScratchVector>> scratch_;

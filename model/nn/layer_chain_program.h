@@ -45,8 +45,9 @@ struct LayerChain::Program {
   Op op[kMaxChainOps];
 };
 
-// Buffers: images, labels, stats, then per layer with parameters w, dw, b, db; or, with packed
-// weights (CPU only), the packed vector and then per layer dw, db, or the packed gradients. A CUDA
+// Buffers: images, labels, stats; the packed weights where the program has them (CPU only);
+// per layer with parameters w, dw, b, db, leaving out the weights where they come packed and the
+// gradients where they go packed; the packed gradients where the program has them. A CUDA
 // chain's then end with its scratch: activations (act_floats + kXentStatsSize), their gradients
 // (act_floats) and the pools' argmax (argmax_ints, at least 1).
 constexpr unsigned kFirstParamBuffer = 3;
@@ -62,9 +63,16 @@ LayerChain::Program unpack_program(void *buffers[], void *cl_arg);
 // The parameters of the program's layers, in order, from the task's buffers.
 std::vector<LayerParams> layer_params(const LayerChain::Program &p, void *buffers[]);
 
+// A layer's own buffers: w and b unless the weights come packed, dw and db unless the gradients
+// go packed.
+inline unsigned per_layer_buffers(const LayerChain::Program &p) {
+  return (p.packed_weights ? 0 : 2) + (p.packed_grads ? 0 : 2);
+}
+
 // The buffer after the parameters' (a CUDA chain's first scratch).
 inline unsigned first_scratch_buffer(const LayerChain::Program &p) {
-  return kFirstParamBuffer + 4 * p.layers_with_params;
+  return kFirstParamBuffer + p.packed_weights + per_layer_buffers(p) * p.layers_with_params +
+         p.packed_grads;
 }
 
 void layer_chain_cpu_task(void *buffers[], void *cl_arg);

@@ -113,7 +113,10 @@ void ParameterSet::submit_sum_grads(size_t slots, const std::vector<size_t> &cpu
       for (size_t slot = 1; slot < slots; ++slot)
         (on_cpu[slot] ? cpu : others).push_back(p->grad(0, slot).handle());
       groups.push_back(cpu);
-      if (!others.empty()) submit_add_all(p->grad(0).handle(), others, part_where(*p, 0));
+      if (others.empty()) continue;
+      if (device_grads_from_chain_)  // slot 0's chain writes device_grads_, not the parameters
+        throw std::logic_error("submit_sum_grads: a second micro-batch beside the CUDA chain");
+      submit_add_all(p->grad(0).handle(), others, part_where(*p, 0));
     }
     if (grad_sum_ != GradSum::slices)
       submit_added_sum(cpu_slots, cpu_slot_workers);
@@ -121,7 +124,8 @@ void ParameterSet::submit_sum_grads(size_t slots, const std::vector<size_t> &cpu
       submit_sliced_sum(groups);
     else
       submit_sum_packed(groups, host_grads_->handle(), Where::cpu);
-    if (device_grads_) {  // the update side's own gradients, packed for the host's update
+    // The update side's own gradients, packed for the host's update (unless its chain did).
+    if (device_grads_ && !device_grads_from_chain_) {
       std::vector<std::vector<starpu_data_handle_t>> own;
       for (auto &p : params_) own.push_back({p->grad(0).handle()});
       submit_sum_packed(own, device_grads_->handle(), part_where(*params_[0], 0));
@@ -255,10 +259,15 @@ size_t ParameterSet::host_offset(const Parameter &p) const {
   throw std::invalid_argument("host_offset: " + p.name() + " is not of this parameter set");
 }
 
-const Tensor *ParameterSet::chain_grads(size_t slot) {
+const Tensor *ParameterSet::chain_grads(size_t slot, bool cuda) {
   if (!host_grads_ || grad_sum_ != GradSum::packed) return nullptr;
+  if (cuda) {
+    if (slot != 0 || !device_grads_) return nullptr;
+    device_grads_from_chain_ = true;
+    return &*device_grads_;
+  }
   if (slot == 0 || slot >= grad_slots_)
-    throw std::invalid_argument("chain_grads: gradient slot " + std::to_string(slot) + " of " +
+    throw std::invalid_argument("chain_grads: CPU gradient slot " + std::to_string(slot) + " of " +
                                 std::to_string(grad_slots_) + " (slot 0 is the update side's)");
   auto found = chain_grads_.find(slot);
   if (found == chain_grads_.end())
@@ -327,6 +336,7 @@ void ParameterSet::submit_update(const SgdParams &params) {
     const bool both = host_momenta_ && host_grads_pending_;
     if (!both) packed.weights_copy = host_weights_->handle();
     if (host_grads_pending_) packed.extra_grads = host_grads_->handle();
+    if (device_grads_from_chain_) packed.grads = device_grads_->handle();
     if (both)
       submit_sgd_update({{host_weights_->handle(), device_grads_->handle(),
                           params.momentum != 0.0f ? host_momenta_->handle() : nullptr}},

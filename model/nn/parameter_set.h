@@ -78,13 +78,15 @@ class ParameterSet {
   // Where `p`'s values start in host_weights() (and in chain_grads()).
   size_t host_offset(const Parameter &p) const;
   // With the mirror and the packed gradient sum (the default of STARCNN_CPU_GRAD_SUM): the packed
-  // gradients that the CPU chain of gradient slot `slot` writes (host_weights()' layout), made on
-  // the chain's first call; submit_sum_grads then adds them instead of the slot's parameter
-  // gradients. Null otherwise (the chain writes the parameters' slots).
+  // gradients (host_weights()' layout) that a chain writes, made on the chain's first call:
+  // for the CPU chain of gradient slot `slot` (1 or more) a vector of its own, which
+  // submit_sum_grads adds into the host's sum instead of the slot's parameter gradients; for the
+  // CUDA chain of slot 0, where both sides update, the CUDA side's packed gradients, which both
+  // updates then read (no packing task). Null otherwise: the chain writes the parameters' slots.
   // One handle instead of two a layer: each handle a chain task names cost its release ~3 us
   // under StarPU 1.3, and a sample split's chains, released one after another by the update,
   // started ~45 us apart (perf/results/h100-2026-12-06-f).
-  const Tensor *chain_grads(size_t slot);
+  const Tensor *chain_grads(size_t slot, bool cuda);
   void submit_pack_weights();
 
  private:
@@ -114,6 +116,7 @@ class ParameterSet {
   // vector added as it ends, its per-parameter slots added as it ends, or slices after the last.
   enum class GradSum { packed, add, slices } grad_sum_ = GradSum::packed;
   std::map<size_t, Tensor> chain_grads_;  // grad_sum_ packed: per CPU slot (chain_grads)
+  bool device_grads_from_chain_ = false;  // the CUDA chain writes device_grads_ (chain_grads)
   bool host_grads_pending_ = false;       // summed by submit_sum_grads, for the next update to add
 };
 

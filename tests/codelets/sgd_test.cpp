@@ -192,6 +192,61 @@ TEST_P(SgdTest, PackedExtraGradientsAddInAndWeightsCopyOut) {
   EXPECT_EQ(testing::count_tasks().cpu_tasks, 3);
 }
 
+// The gradients packed in one vector instead of each vector's own (a sample split's CUDA chain
+// writes them so), with and without momentum buffers, the packed extra gradients added and the
+// weights copied out as well: every vector against its float64 reference, over two steps.
+TEST_P(SgdTest, PackedGradientsReplaceTheVectorsOwn) {
+  const size_t sizes[] = {7, 1, 513};
+  const size_t total = 7 + 1 + 513;
+  uint32_t seed = 90;
+  for (const SgdParams &setting : kSettings) {
+    SCOPED_TRACE(describe(setting));
+    const bool momentum = setting.momentum != 0.0f;
+    std::vector<std::unique_ptr<UpdatedVector>> vectors;
+    for (size_t n : sizes)
+      vectors.push_back(
+          std::make_unique<UpdatedVector>(testing::random_floats(n, seed++), setting));
+    RegisteredVector copy(total);
+    std::vector<std::unique_ptr<RegisteredVector>> held;  // each step's packed vectors
+    for (int t = 0; t < 2; ++t) {
+      held.push_back(std::make_unique<RegisteredVector>(testing::random_floats(total, seed++)));
+      RegisteredVector &grads = *held.back();
+      held.push_back(std::make_unique<RegisteredVector>(testing::random_floats(total, seed++)));
+      RegisteredVector &extras = *held.back();
+      const std::vector<float> g = grads.read(), e = extras.read();
+      std::vector<SgdHandles> handles;
+      size_t offset = 0;
+      for (auto &v : vectors) {
+        handles.push_back({v->w.handle(), nullptr, momentum ? v->buf.handle() : nullptr});
+        std::vector<float> sum(g.begin() + long(offset), g.begin() + long(offset + v->w.size()));
+        for (size_t i = 0; i < sum.size(); ++i) sum[i] += e[offset + i];  // one float add
+        v->want.step(sum);
+        offset += sum.size();
+      }
+      SgdParams params = setting;
+      params.first_step = t == 0;
+      submit_sgd_update(handles, params, Where::any, 0,
+                        {extras.handle(), copy.handle(), grads.handle()});
+    }
+    const std::vector<float> copied = copy.read();
+    size_t offset = 0;
+    for (auto &v : vectors) {
+      const std::vector<float> w = v->w.read();
+      expect_near(w, v->want.w);
+      if (momentum) expect_near(v->buf.read(), v->want.buf);
+      EXPECT_EQ(std::vector<float>(copied.begin() + long(offset),
+                                   copied.begin() + long(offset + w.size())),
+                w);
+      offset += w.size();
+    }
+  }
+  RegisteredVector w(4), short_grads(3);
+  EXPECT_THROW(submit_sgd_update({{w.handle(), nullptr, nullptr}}, kSettings[0], Where::any, 0,
+                                 {nullptr, nullptr, short_grads.handle()}),
+               std::invalid_argument);
+  EXPECT_EQ(testing::count_tasks().cpu_tasks, 8);
+}
+
 // The footprint of the task that submit_sgd_update would submit for vectors of `sizes`.
 uint32_t footprint(const std::vector<size_t> &sizes, SgdParams params) {
   std::vector<std::unique_ptr<RegisteredVector>> held;

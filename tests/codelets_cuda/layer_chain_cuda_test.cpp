@@ -6,6 +6,7 @@
 #include "model/nn/parameter_set.h"
 #include "model/train/trainer.h"
 #include "tests/support/scheduler_fixture.h"
+#include "tests/support/scoped_env.h"
 #include "tests/support/small_dataset.h"
 #include "tests/support/small_training.h"
 
@@ -33,19 +34,23 @@ const char *const kNet =
 
 struct ChainRun : testing::TrainedWeights {
   uint64_t tasks_per_step = 0;
+  bool packed_exchange = false;  // a sample split's CPU chains read the host mirror
 };
 
-ChainRun train(const NetworkSpec &spec, const std::string &plan, CudaChain chain) {
+ChainRun train(const NetworkSpec &spec, const std::string &plan, CudaChain chain,
+               SampleSplit samples = SampleSplit()) {
   const Dataset data = testing::small_dataset(48, 1, 12, 12, 5, 11);  // 6 steps of 8 an epoch
   ParameterSet params(spec, parse_network_plan(plan),
                       {int(starpu_cpu_worker_get_count()), int(starpu_cuda_worker_get_count())});
   params.initialize(3);
   TrainConfig config = testing::small_training_config();
   config.cuda_chain = chain;
+  config.samples = samples;
   Trainer trainer(spec, params, data, config);
   ChainRun run;
   static_cast<testing::TrainedWeights &>(run) = testing::train_two_epochs(trainer, params);
   run.tasks_per_step = trainer.tasks_per_step();
+  run.packed_exchange = params.host_weights() != nullptr;
   return run;
 }
 
@@ -105,6 +110,25 @@ TEST_P(LayerChainCudaTest, ChainsTrainLikeLayerTasks) {
   EXPECT_EQ(kernels.tasks_per_step, 3u);
   EXPECT_EQ(graph.tasks_per_step, 3u);
   EXPECT_GT(layers.tasks_per_step, 10u);
+}
+
+// A sample split, 3 samples of each step of 8 in one CPU chain beside the CUDA chain, trains as
+// the CPU does the whole batch, whichever way the chains' gradients meet (STARCNN_CPU_GRAD_SUM):
+// both chains writing packed gradients, or the parameters' slots added or summed in slices.
+TEST_P(LayerChainCudaTest, SampleSplitChainsTrainLikeTheWholeBatch) {
+  if (starpu_cpu_worker_get_count() < 2) GTEST_SKIP() << "a sample split needs 2 CPU workers";
+  const NetworkSpec spec = parse_network(kNet, "split.net");
+  const ChainRun cpu = train(spec, "cpu", CudaChain::off);
+  SampleSplit samples;
+  samples.cpu_samples = 3;
+  samples.cpu_micro_batches = 1;
+  for (const char *sum : {"packed", "add", "slices"}) {
+    SCOPED_TRACE(std::string("STARCNN_CPU_GRAD_SUM=") + sum);
+    testing::ScopedEnv grad_sum("STARCNN_CPU_GRAD_SUM", sum);
+    const ChainRun split = train(spec, "cuda", CudaChain::graph, samples);
+    EXPECT_TRUE(split.packed_exchange);
+    expect_same(cpu, split);
+  }
 }
 
 STARCNN_INSTANTIATE_SCHEDULER_TESTS(LayerChainCudaTest);
