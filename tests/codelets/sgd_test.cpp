@@ -70,6 +70,17 @@ struct UpdatedVector {
   ReferenceSgd want;
 };
 
+// Vectors of `sizes` with random weights from `seed` on (advanced past them).
+template <size_t N>
+std::vector<std::unique_ptr<UpdatedVector>> random_vectors(const size_t (&sizes)[N],
+                                                           const SgdParams &setting,
+                                                           uint32_t &seed) {
+  std::vector<std::unique_ptr<UpdatedVector>> vectors;
+  for (size_t n : sizes)
+    vectors.push_back(std::make_unique<UpdatedVector>(testing::random_floats(n, seed++), setting));
+  return vectors;
+}
+
 // Several steps of vectors of many sizes (one element to several thousand, more buffers than
 // StarPU's fixed task size), one task a step, each with fresh gradients, submitted without
 // waiting; each vector against its own float64 reference.
@@ -80,10 +91,7 @@ TEST_P(SgdTest, OneTaskUpdatesEveryVectorLikeTorch) {
   for (const SgdParams &setting : kSettings) {
     SCOPED_TRACE(describe(setting));
     const bool momentum = setting.momentum != 0.0f;
-    std::vector<std::unique_ptr<UpdatedVector>> vectors;
-    for (size_t n : sizes)
-      vectors.push_back(
-          std::make_unique<UpdatedVector>(testing::random_floats(n, seed++), setting));
+    std::vector<std::unique_ptr<UpdatedVector>> vectors = random_vectors(sizes, setting, seed);
     for (int t = 0; t < steps; ++t) {
       std::vector<SgdHandles> handles;
       for (auto &v : vectors) {
@@ -202,10 +210,7 @@ TEST_P(SgdTest, PackedGradientsReplaceTheVectorsOwn) {
   for (const SgdParams &setting : kSettings) {
     SCOPED_TRACE(describe(setting));
     const bool momentum = setting.momentum != 0.0f;
-    std::vector<std::unique_ptr<UpdatedVector>> vectors;
-    for (size_t n : sizes)
-      vectors.push_back(
-          std::make_unique<UpdatedVector>(testing::random_floats(n, seed++), setting));
+    std::vector<std::unique_ptr<UpdatedVector>> vectors = random_vectors(sizes, setting, seed);
     RegisteredVector copy(total);
     std::vector<std::unique_ptr<RegisteredVector>> held;  // each step's packed vectors
     for (int t = 0; t < 2; ++t) {
