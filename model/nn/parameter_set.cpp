@@ -231,10 +231,17 @@ bool ParameterSet::use_host_mirror() {
     if (sum_mode != "packed" && sum_mode != "add" && sum_mode != "slices")
       throw std::invalid_argument("STARCNN_CPU_GRAD_SUM must be packed, add or slices, got '" +
                                   sum_mode + "'");
+    // STARCNN_CUDA_PACKED_GRADS=1: the CUDA chain writes its gradients packed too (chain_grads).
+    const char *cuda_packed = std::getenv("STARCNN_CUDA_PACKED_GRADS");
+    const std::string cuda_grads = cuda_packed ? cuda_packed : "0";
+    if (cuda_grads != "0" && cuda_grads != "1")
+      throw std::invalid_argument("STARCNN_CUDA_PACKED_GRADS must be 0 or 1, got '" + cuda_grads +
+                                  "'");
     const size_t slices = sum_slices(total, cpu_workers_);
     // STARCNN_PIN_SUM_SLICES=0 leaves the slices to the scheduler (to compare).
     const char *pin = std::getenv("STARCNN_PIN_SUM_SLICES");
     pin_sum_slices_ = pin == nullptr || std::string(pin) != "0";
+    cuda_packed_grads_ = cuda_grads == "1";
     grad_sum_ = sum_mode == "packed" ? GradSum::packed
                 : sum_mode == "add"  ? GradSum::add
                                      : GradSum::slices;
@@ -262,7 +269,13 @@ size_t ParameterSet::host_offset(const Parameter &p) const {
 const Tensor *ParameterSet::chain_grads(size_t slot, bool cuda) {
   if (!host_grads_ || grad_sum_ != GradSum::packed) return nullptr;
   if (cuda) {
-    if (slot != 0 || !device_grads_) return nullptr;
+    if (slot != 0 || !device_grads_ || !cuda_packed_grads_) return nullptr;
+    // cuDNN writes a filter gradient at its offset in the packed vector: only where every one
+    // starts 16-byte aligned (cuDNN asks 4 bytes at least; its faster kernels may want more).
+    for (const auto &p : params_)
+      if (conv_plans_.count(p->name().substr(0, p->name().rfind('.'))) && p->name().size() > 7 &&
+          p->name().compare(p->name().size() - 7, 7, ".weight") == 0 && host_offset(*p) % 4 != 0)
+        return nullptr;
     device_grads_from_chain_ = true;
     return &*device_grads_;
   }

@@ -81,8 +81,10 @@ class ParameterSet {
   // gradients (host_weights()' layout) that a chain writes, made on the chain's first call:
   // for the CPU chain of gradient slot `slot` (1 or more) a vector of its own, which
   // submit_sum_grads adds into the host's sum instead of the slot's parameter gradients; for the
-  // CUDA chain of slot 0, where both sides update, the CUDA side's packed gradients, which both
-  // updates then read (no packing task). Null otherwise: the chain writes the parameters' slots.
+  // CUDA chain of slot 0, where both sides update and STARCNN_CUDA_PACKED_GRADS=1 (not yet run on
+  // a GPU, so off by default) and every convolution's weight starts 16-byte aligned in the
+  // layout, the CUDA side's packed gradients, which both updates then read (no packing task).
+  // Null otherwise: the chain writes the parameters' slots.
   // One handle instead of two a layer: each handle a chain task names cost its release ~3 us
   // under StarPU 1.3, and a sample split's chains, released one after another by the update,
   // started ~45 us apart (perf/results/h100-2026-12-06-f).
@@ -117,6 +119,7 @@ class ParameterSet {
   enum class GradSum { packed, add, slices } grad_sum_ = GradSum::packed;
   std::map<size_t, Tensor> chain_grads_;  // grad_sum_ packed: per CPU slot (chain_grads)
   bool device_grads_from_chain_ = false;  // the CUDA chain writes device_grads_ (chain_grads)
+  bool cuda_packed_grads_ = false;        // STARCNN_CUDA_PACKED_GRADS=1
   bool host_grads_pending_ = false;       // summed by submit_sum_grads, for the next update to add
 };
 

@@ -20,6 +20,7 @@
 #include <atomic>
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace starcnn {
@@ -113,8 +114,10 @@ TEST_P(LayerChainCudaTest, ChainsTrainLikeLayerTasks) {
 }
 
 // A sample split, 3 samples of each step of 8 in one CPU chain beside the CUDA chain, trains as
-// the CPU does the whole batch, whichever way the chains' gradients meet (STARCNN_CPU_GRAD_SUM):
-// both chains writing packed gradients, or the parameters' slots added or summed in slices.
+// the CPU does the whole batch, whichever way the chains' gradients meet: the CPU chain's packed
+// (STARCNN_CPU_GRAD_SUM=packed) with the CUDA chain's packed too (STARCNN_CUDA_PACKED_GRADS=1) or
+// not, or the parameters' slots added or summed in slices. kNet's convolution weights start at 0
+// and 40 in the packed layout: 16-byte aligned, so the CUDA chain packs where asked.
 TEST_P(LayerChainCudaTest, SampleSplitChainsTrainLikeTheWholeBatch) {
   if (starpu_cpu_worker_get_count() < 2) GTEST_SKIP() << "a sample split needs 2 CPU workers";
   const NetworkSpec spec = parse_network(kNet, "split.net");
@@ -122,9 +125,13 @@ TEST_P(LayerChainCudaTest, SampleSplitChainsTrainLikeTheWholeBatch) {
   SampleSplit samples;
   samples.cpu_samples = 3;
   samples.cpu_micro_batches = 1;
-  for (const char *sum : {"packed", "add", "slices"}) {
-    SCOPED_TRACE(std::string("STARCNN_CPU_GRAD_SUM=") + sum);
+  const std::pair<const char *, const char *> modes[] = {
+      {"packed", "1"}, {"packed", "0"}, {"add", "0"}, {"slices", "0"}};
+  for (const auto &[sum, cuda_packed] : modes) {
+    SCOPED_TRACE(std::string("STARCNN_CPU_GRAD_SUM=") + sum +
+                 " STARCNN_CUDA_PACKED_GRADS=" + cuda_packed);
     testing::ScopedEnv grad_sum("STARCNN_CPU_GRAD_SUM", sum);
+    testing::ScopedEnv cuda_grads("STARCNN_CUDA_PACKED_GRADS", cuda_packed);
     const ChainRun split = train(spec, "cuda", CudaChain::graph, samples);
     EXPECT_TRUE(split.packed_exchange);
     expect_same(cpu, split);

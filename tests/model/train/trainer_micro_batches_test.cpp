@@ -217,7 +217,8 @@ TEST_P(TrainerMicroBatchesTest, UnknownMirrorChoicesAreRefused) {
   const NetworkSpec spec = parse_network(kNet, "mirror.net");
   ParameterSet params(spec, parse_network_plan("none"), {int(starpu_cpu_worker_get_count()), 0});
   const std::pair<const char *, const char *> choices[] = {{"STARCNN_MIRROR_UPDATE", "sideways"},
-                                                           {"STARCNN_CPU_GRAD_SUM", "tree"}};
+                                                           {"STARCNN_CPU_GRAD_SUM", "tree"},
+                                                           {"STARCNN_CUDA_PACKED_GRADS", "yes"}};
   for (const auto &[variable, value] : choices) {
     SCOPED_TRACE(std::string(variable) + "=" + value);
     testing::ScopedEnv choice(variable, value);
@@ -249,6 +250,46 @@ TEST_P(TrainerMicroBatchesTest, PackedExchangeNeedsOneUpdateSideOffTheCpu) {
   EXPECT_EQ(two_sides.host_weights(), nullptr);
   ParameterSet on_cpu(spec, parse_network_plan("cpu"), one_gpu);
   EXPECT_FALSE(on_cpu.use_host_mirror());
+}
+
+// Which chains write packed gradients (the plans are only parsed: no CUDA needed): a CPU chain's
+// slot gets a vector of its own with the packed sum, the CUDA chain's slot 0 the CUDA side's
+// packed gradients only when asked (STARCNN_CUDA_PACKED_GRADS=1) and only where every
+// convolution's weight starts 16-byte aligned in the layout; none with the per-parameter adds.
+TEST_P(TrainerMicroBatchesTest, PackedChainGradientsWhereAskedAndAligned) {
+  const MachineWorkers one_gpu{2, 1};
+  // kNet's conv2.weight starts at 40 floats; with 5 filters in conv1, at 50.
+  const NetworkSpec aligned = parse_network(kNet, "aligned.net");
+  const NetworkSpec misaligned = parse_network(
+      "input 1 12 12\nconv 5 3\nrelu\nmaxpool 2\nconv 6 3 pad=1\nrelu\nflatten\nlinear 5\n",
+      "misaligned.net");
+  struct Case {
+    const NetworkSpec *spec;
+    const char *sum, *cuda;
+    bool cpu_packed, cuda_packed;
+  };
+  const Case cases[] = {{&aligned, "packed", "1", true, true},
+                        {&aligned, "packed", "0", true, false},
+                        {&misaligned, "packed", "1", true, false},
+                        {&aligned, "add", "1", false, false}};
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.spec->source + " STARCNN_CPU_GRAD_SUM=" + c.sum +
+                 " STARCNN_CUDA_PACKED_GRADS=" + c.cuda);
+    testing::ScopedEnv grad_sum("STARCNN_CPU_GRAD_SUM", c.sum);
+    testing::ScopedEnv cuda_grads("STARCNN_CUDA_PACKED_GRADS", c.cuda);
+    ParameterSet params(*c.spec, parse_network_plan("cuda"), one_gpu);
+    params.use_grad_slots(2);
+    ASSERT_TRUE(params.use_host_mirror());
+    const Tensor *cpu = params.chain_grads(1, false);
+    EXPECT_EQ(cpu != nullptr, c.cpu_packed);
+    if (cpu) {
+      EXPECT_EQ(cpu->size(), params.host_weights()->size());
+    }
+    EXPECT_EQ(params.chain_grads(0, true) != nullptr, c.cuda_packed);
+    if (c.cpu_packed) {  // slot 2 of 2: past the slots
+      EXPECT_THROW(params.chain_grads(2, false), std::invalid_argument);
+    }
+  }
 }
 
 // A whole-CPU plan's micro-batches, each pinned to a CPU worker of its own (as many as workers),
