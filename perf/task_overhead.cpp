@@ -17,7 +17,13 @@
 //                        call h's traces put most dependent CPU tasks on another worker
 //                        (cpu_handoff_moved: the share that moved, 1 unless the masks failed);
 //   cpu_parallel_chain_us  per task of one chain per CPU worker, all at once (each allowed on its
-//                        own worker): the same costs with every worker pushing and popping.
+//                        own worker): the same costs with every worker pushing and popping;
+//   fanout_hN_us   one task per CPU worker (each allowed on its own worker), each naming N handles
+//                  (the held one, then N - 1 of its own), all readied by one release: the time
+//                  between the first start and the last over the tasks after the first. StarPU
+//                  releases them one after another, each handle adding to the wait: a sample
+//                  split's chains, readied by the CPU update, started ~45 us apart with 14 handles
+//                  each under the H100's MPS cap (perf/results/h100-2026-12-06-f).
 // Medians over --rounds. One JSON line on stdout, a table on stderr.
 #include "apps/cli/args.h"
 #include "codelets/support/codelet_support.h"
@@ -27,6 +33,7 @@
 
 #include <starpu.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -39,6 +46,11 @@ struct Options {
   long tasks = 2000, rounds = 5;
 };
 
+// The fan-out's handles per task: a batch load's 2, a sample split's CPU chain with packed
+// gradients 5, with per-parameter gradients (lenet) 14.
+const std::vector<int> kFanoutHandles = {2, 5, 14};
+constexpr int kFanoutRepeats = 9;
+
 // The worker that ran the previous task of a chain and how many tasks moved to another (chain
 // tasks run one at a time: no lock needed).
 int last_worker = -1;
@@ -49,6 +61,12 @@ void empty_task(void *[], void *) {
   last_worker = worker;
 }
 
+// Each CPU worker's start time of the last fan-out task it ran (indexed by worker id).
+std::vector<double> fanout_starts;
+void stamp_task(void *[], void *) {
+  fanout_starts[size_t(starpu_worker_get_id())] = starpu_timing_now();
+}
+
 starpu_perfmodel overhead_model = history_model("starcnn_task_overhead");
 // The same function on each kind of worker, each codelet runnable on one kind only; the buffers
 // are given at each insert (the held handle, then the task's own).
@@ -56,6 +74,9 @@ starpu_codelet cpu_codelet =
     make_codelet("task_overhead", empty_task, nullptr, &overhead_model, {});
 starpu_codelet cuda_codelet =
     make_codelet("task_overhead", nullptr, empty_task, &overhead_model, {});
+starpu_perfmodel fanout_model = history_model("starcnn_task_overhead_fanout");
+starpu_codelet fanout_codelet =
+    make_codelet("task_overhead_fanout", stamp_task, nullptr, &fanout_model, {});
 
 // Microseconds per task of one empty task per handle, each waiting for `gate` (held meanwhile).
 double submit_us(starpu_codelet *cl, starpu_data_handle_t gate,
@@ -135,6 +156,34 @@ double parallel_chains_us(starpu_codelet *cl, starpu_data_handle_t gate,
   return release_and_time(gate, count);
 }
 
+// Microseconds between the starts of one task per CPU worker (masks[k]'s task on own[k], R on
+// `gate` then W on each of its handles), all readied by the release of `gate`: (last start - first
+// start) / (tasks - 1).
+double fanout_us(starpu_data_handle_t gate,
+                 const std::vector<std::vector<starpu_data_handle_t>> &own,
+                 std::vector<WorkerMask> &masks) {
+  starpu_data_acquire(gate, STARPU_RW);
+  for (size_t k = 0; k < masks.size(); ++k) {
+    std::vector<starpu_data_descr> buffers = {{gate, STARPU_R}};
+    for (starpu_data_handle_t h : own[k]) buffers.push_back({h, STARPU_W});
+    check_submit(starpu_task_insert(&fanout_codelet, STARPU_DATA_MODE_ARRAY, buffers.data(),
+                                    int(buffers.size()), STARPU_TASK_WORKERIDS,
+                                    unsigned(masks[k].size()), masks[k].data(), 0),
+                 "task_overhead");
+  }
+  fanout_starts.assign(starpu_worker_get_count(), 0.0);
+  release_and_time(gate, long(masks.size()));
+  double first = 0, last = 0;
+  bool any = false;
+  for (double t : fanout_starts) {
+    if (t <= 0) continue;
+    first = any ? std::min(first, t) : t;
+    last = any ? std::max(last, t) : t;
+    any = true;
+  }
+  return (last - first) / double(masks.size() - 1);
+}
+
 int run(const Options &o) {
 #ifdef STARPU_SIMGRID
   throw std::runtime_error("task_overhead measures a real machine: build it without SimGrid");
@@ -154,12 +203,24 @@ int run(const Options &o) {
   starpu_variable_data_register(&chain, STARPU_MAIN_RAM, uintptr_t(&values[values.size() - 2]),
                                 sizeof(float));
   starpu_variable_data_register(&gate, STARPU_MAIN_RAM, uintptr_t(&values.back()), sizeof(float));
+  // The fan-out tasks' own handles: kFanoutHandles.back() - 1 per CPU worker.
+  std::vector<float> fanout_values(masks.size() * size_t(kFanoutHandles.back()), 0.0f);
+  std::vector<std::vector<starpu_data_handle_t>> fanout_own(masks.size());
+  for (size_t k = 0; k < masks.size(); ++k)
+    for (int h = 1; h < kFanoutHandles.back(); ++h) {
+      starpu_data_handle_t handle = nullptr;
+      starpu_variable_data_register(
+          &handle, STARPU_MAIN_RAM,
+          uintptr_t(&fanout_values[k * size_t(kFanoutHandles.back()) + size_t(h)]), sizeof(float));
+      fanout_own[k].push_back(handle);
+    }
 
   // One untimed round calibrates the empty codelet's perf model, as a step's warm-up does. A
   // hand-off needs two CPU workers.
   const bool handoff = masks.size() > 1;
   std::vector<double> submit_times, cpu_times, cuda_times, moved, handoff_times, handoff_moved,
       parallel_times;
+  std::vector<std::vector<double>> fanout_times(kFanoutHandles.size());
   for (long round = 0; round <= o.rounds; ++round) {
     const double submit_time = submit_us(&cpu_codelet, gate, handles);
     const double cpu_time = chain_us(&cpu_codelet, gate, chain, o.tasks);
@@ -170,7 +231,18 @@ int run(const Options &o) {
     const double handoff_share = double(moves) / double(o.tasks - 1);
     const double parallel_time =
         parallel_chains_us(&cpu_codelet, gate, lanes, masks, o.tasks / long(masks.size()) + 1);
+    std::vector<double> fanout(kFanoutHandles.size());
+    for (size_t f = 0; handoff && f < kFanoutHandles.size(); ++f) {
+      std::vector<std::vector<starpu_data_handle_t>> own;
+      for (const auto &handles_of_one : fanout_own)
+        own.emplace_back(handles_of_one.begin(), handles_of_one.begin() + (kFanoutHandles[f] - 1));
+      // The median of several fan-outs: one is a single sample of each gap.
+      std::vector<double> samples;
+      for (int i = 0; i < kFanoutRepeats; ++i) samples.push_back(fanout_us(gate, own, masks));
+      fanout[f] = median(samples);
+    }
     if (round == 0) continue;
+    for (size_t f = 0; f < fanout.size(); ++f) fanout_times[f].push_back(fanout[f]);
     submit_times.push_back(submit_time);
     cpu_times.push_back(cpu_time);
     moved.push_back(cpu_moved);
@@ -181,6 +253,8 @@ int run(const Options &o) {
   }
   for (starpu_data_handle_t handle : handles) starpu_data_unregister(handle);
   for (starpu_data_handle_t handle : lanes) starpu_data_unregister(handle);
+  for (const auto &handles_of_one : fanout_own)
+    for (starpu_data_handle_t handle : handles_of_one) starpu_data_unregister(handle);
   starpu_data_unregister(chain);
   starpu_data_unregister(gate);
 
@@ -201,6 +275,8 @@ int run(const Options &o) {
     line.fixed("cpu_handoff_us", median(handoff_times), 3)
         .fixed("cpu_handoff_moved", median(handoff_moved), 3);
   line.fixed("cpu_parallel_chain_us", median(parallel_times), 3);
+  for (size_t f = 0; handoff && f < kFanoutHandles.size(); ++f)
+    line.fixed("fanout_h" + std::to_string(kFanoutHandles[f]) + "_us", median(fanout_times[f]), 3);
   std::printf("%s\n", line.text().c_str());
   std::fprintf(stderr, "task_overhead: %s, %s\n", runtime.describe_workers().c_str(),
                runtime.scheduler().c_str());
@@ -210,6 +286,9 @@ int run(const Options &o) {
       stderr, "%10.3f %13.3f %6.3f %14s %15s %22.3f\n", median(submit_times), median(cpu_times),
       median(moved), workers.cuda > 0 ? std::to_string(median(cuda_times)).c_str() : "-",
       handoff ? std::to_string(median(handoff_times)).c_str() : "-", median(parallel_times));
+  for (size_t f = 0; handoff && f < kFanoutHandles.size(); ++f)
+    std::fprintf(stderr, "fan-out of %zu tasks of %d handles: %.3f us between starts\n",
+                 masks.size(), kFanoutHandles[f], median(fanout_times[f]));
   return 0;
 }
 
@@ -225,8 +304,10 @@ int main(int argc, char **argv) {
         "Measures StarPU's cost per task on this machine with empty tasks: the submitting\n"
         "thread's time per task (tasks held back by a handle it holds, workers live), the\n"
         "time per task of a chain of dependent tasks on the CPU workers and on the CUDA\n"
-        "workers, of a chain handed from one CPU worker to the next at each task, and of one\n"
-        "chain per CPU worker at once. These are what the perf models leave\n"
+        "workers, of a chain handed from one CPU worker to the next at each task, of one\n"
+        "chain per CPU worker at once, and the gap between the starts of one task per CPU\n"
+        "worker readied together (2, 5 and 14 handles a task). These are what the perf models "
+        "leave\n"
         "out; perf/simulate --overheads charges them. STARPU_SCHED picks the scheduler (default:\n"
         "train's choice). One JSON line on stdout, a table on stderr.");
     args.add("tasks", "N", "tasks per measurement", &o.tasks, 10, 1000000);

@@ -85,9 +85,10 @@ class ParameterSet {
   // a GPU, so off by default) and every convolution's weight starts 16-byte aligned in the
   // layout, the CUDA side's packed gradients, which both updates then read (no packing task).
   // Null otherwise: the chain writes the parameters' slots.
-  // One handle instead of two a layer: each handle a chain task names cost its release ~3 us
-  // under StarPU 1.3, and a sample split's chains, released one after another by the update,
-  // started ~45 us apart (perf/results/h100-2026-12-06-f).
+  // One handle instead of two a layer: in H100 call f's trace (perf/results/h100-2026-12-06-f)
+  // a task's wait after its last input grew with the handles it names across the step's task
+  // kinds, and the chains the update readied started ~45 us apart; whether the handles or the
+  // polling workers cost that is not yet measured (task_overhead's fan-out).
   const Tensor *chain_grads(size_t slot, bool cuda);
   void submit_pack_weights();
 
