@@ -279,9 +279,10 @@ const Tensor *ParameterSet::chain_grads(size_t slot, bool cuda) {
     device_grads_from_chain_ = true;
     return &*device_grads_;
   }
-  if (slot == 0 || slot >= grad_slots_)
+  if (slot == 0) return nullptr;  // the update side's own: its parameters' gradients
+  if (slot >= grad_slots_)
     throw std::invalid_argument("chain_grads: CPU gradient slot " + std::to_string(slot) + " of " +
-                                std::to_string(grad_slots_) + " (slot 0 is the update side's)");
+                                std::to_string(grad_slots_));
   auto found = chain_grads_.find(slot);
   if (found == chain_grads_.end())
     found = chain_grads_

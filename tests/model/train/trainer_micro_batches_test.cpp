@@ -286,7 +286,8 @@ TEST_P(TrainerMicroBatchesTest, PackedChainGradientsWhereAskedAndAligned) {
       EXPECT_EQ(cpu->size(), params.host_weights()->size());
     }
     EXPECT_EQ(params.chain_grads(0, true) != nullptr, c.cuda_packed);
-    if (c.cpu_packed) {  // slot 2 of 2: past the slots
+    EXPECT_EQ(params.chain_grads(0, false), nullptr);  // slot 0 is the update side's
+    if (c.cpu_packed) {                                // slot 2 of 2: past the slots
       EXPECT_THROW(params.chain_grads(2, false), std::invalid_argument);
     }
   }
