@@ -272,10 +272,8 @@ const Tensor *ParameterSet::chain_grads(size_t slot, bool cuda) {
     if (slot != 0 || !device_grads_ || !cuda_packed_grads_) return nullptr;
     // cuDNN writes a filter gradient at its offset in the packed vector: only where every one
     // starts 16-byte aligned (cuDNN asks 4 bytes at least; its faster kernels may want more).
-    for (const auto &p : params_)
-      if (conv_plans_.count(p->name().substr(0, p->name().rfind('.'))) && p->name().size() > 7 &&
-          p->name().compare(p->name().size() - 7, 7, ".weight") == 0 && host_offset(*p) % 4 != 0)
-        return nullptr;
+    for (const auto &[layer, plan] : conv_plans_)
+      if (host_offset(get(layer + ".weight")) % 4 != 0) return nullptr;
     device_grads_from_chain_ = true;
     return &*device_grads_;
   }
