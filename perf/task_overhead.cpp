@@ -20,10 +20,10 @@
 //                        own worker): the same costs with every worker pushing and popping;
 //   fanout_hN_us   one task per CPU worker (each allowed on its own worker), each naming N handles
 //                  (the held one, then N - 1 of its own), all readied by one release: the time
-//                  between the first start and the last over the tasks after the first. StarPU
-//                  releases them one after another, each handle adding to the wait: a sample
+//                  between the first start and the last over the tasks after the first: a sample
 //                  split's chains, readied by the CPU update, started ~45 us apart with 14 handles
-//                  each under the H100's MPS cap (perf/results/h100-2026-12-06-f).
+//                  each under the H100's MPS cap (perf/results/h100-2026-12-06-f); whether the
+//                  handles cost that is what the three handle counts tell.
 // Medians over --rounds. One JSON line on stdout, a table on stderr.
 #include "apps/cli/args.h"
 #include "codelets/support/codelet_support.h"
@@ -173,15 +173,11 @@ double fanout_us(starpu_data_handle_t gate,
   }
   fanout_starts.assign(starpu_worker_get_count(), 0.0);
   release_and_time(gate, long(masks.size()));
-  double first = 0, last = 0;
-  bool any = false;
-  for (double t : fanout_starts) {
-    if (t <= 0) continue;
-    first = any ? std::min(first, t) : t;
-    last = any ? std::max(last, t) : t;
-    any = true;
-  }
-  return (last - first) / double(masks.size() - 1);
+  std::vector<double> starts;  // of the workers that ran one
+  for (double t : fanout_starts)
+    if (t > 0) starts.push_back(t);
+  const auto [first, last] = std::minmax_element(starts.begin(), starts.end());
+  return (*last - *first) / double(masks.size() - 1);
 }
 
 int run(const Options &o) {
@@ -204,14 +200,14 @@ int run(const Options &o) {
                                 sizeof(float));
   starpu_variable_data_register(&gate, STARPU_MAIN_RAM, uintptr_t(&values.back()), sizeof(float));
   // The fan-out tasks' own handles: kFanoutHandles.back() - 1 per CPU worker.
-  std::vector<float> fanout_values(masks.size() * size_t(kFanoutHandles.back()), 0.0f);
+  const size_t own_per_task = size_t(kFanoutHandles.back() - 1);
+  std::vector<float> fanout_values(masks.size() * own_per_task, 0.0f);
   std::vector<std::vector<starpu_data_handle_t>> fanout_own(masks.size());
   for (size_t k = 0; k < masks.size(); ++k)
-    for (int h = 1; h < kFanoutHandles.back(); ++h) {
+    for (size_t h = 0; h < own_per_task; ++h) {
       starpu_data_handle_t handle = nullptr;
-      starpu_variable_data_register(
-          &handle, STARPU_MAIN_RAM,
-          uintptr_t(&fanout_values[k * size_t(kFanoutHandles.back()) + size_t(h)]), sizeof(float));
+      starpu_variable_data_register(&handle, STARPU_MAIN_RAM,
+                                    uintptr_t(&fanout_values[k * own_per_task + h]), sizeof(float));
       fanout_own[k].push_back(handle);
     }
 
@@ -306,10 +302,9 @@ int main(int argc, char **argv) {
         "time per task of a chain of dependent tasks on the CPU workers and on the CUDA\n"
         "workers, of a chain handed from one CPU worker to the next at each task, of one\n"
         "chain per CPU worker at once, and the gap between the starts of one task per CPU\n"
-        "worker readied together (2, 5 and 14 handles a task). These are what the perf models "
-        "leave\n"
-        "out; perf/simulate --overheads charges them. STARPU_SCHED picks the scheduler (default:\n"
-        "train's choice). One JSON line on stdout, a table on stderr.");
+        "worker readied together (2, 5 and 14 handles a task). These are what the perf\n"
+        "models leave out; perf/simulate --overheads charges them. STARPU_SCHED picks the\n"
+        "scheduler (default: train's choice). One JSON line on stdout, a table on stderr.");
     args.add("tasks", "N", "tasks per measurement", &o.tasks, 10, 1000000);
     args.add("rounds", "N", "timed rounds (the median is reported), after one untimed", &o.rounds,
              1, 1000);
