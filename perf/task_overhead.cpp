@@ -22,10 +22,19 @@
 //                  (the held one, then N - 1 of its own), all readied by one release: the time
 //                  between the first start and the last over the tasks after the first: a sample
 //                  split's chains, readied by the CPU update, started ~45 us apart with 14 handles
-//                  each under the H100's MPS cap (perf/results/h100-2026-12-06-f); whether the
-//                  handles cost that is what the three handle counts tell.
+//                  each under the H100's MPS cap (perf/results/h100-2026-12-06-f), and with 5
+//                  (perf/results/h100-2026-12-07-a), where this fan-out gave 5-7 us;
+//   fanout_task_released_us  the same with 5 handles, but each task pinned to its worker
+//                  (STARPU_EXECUTE_ON_WORKER, as the chains are) and all readied by the end of a
+//                  task on the first CPU worker (as the CPU update readies the chains), not by the
+//                  main thread's release;
+//   fanout_chainlike_us  that, each task naming a chain's kinds of data instead: a vector of
+//                  lenet's packed weights that all read, one of that size its own to write (its
+//                  gradients) and a small one that all share in STARPU_REDUX (the loss sums).
+//                  Which of the three the stagger needs is what they tell apart.
 // Medians over --rounds. One JSON line on stdout, a table on stderr.
 #include "apps/cli/args.h"
+#include "codelets/accumulate.h"
 #include "codelets/support/codelet_support.h"
 #include "model/io/json.h"
 #include "model/runtime/runtime.h"
@@ -156,6 +165,15 @@ double parallel_chains_us(starpu_codelet *cl, starpu_data_handle_t gate,
   return release_and_time(gate, count);
 }
 
+// (last start - first start) / (tasks - 1) over fanout_starts, `tasks` of them stamped.
+double start_spread_us(size_t tasks) {
+  std::vector<double> starts;  // of the workers that ran one
+  for (double t : fanout_starts)
+    if (t > 0) starts.push_back(t);
+  const auto [first, last] = std::minmax_element(starts.begin(), starts.end());
+  return (*last - *first) / double(tasks - 1);
+}
+
 // Microseconds between the starts of one task per CPU worker (masks[k]'s task on own[k], R on
 // `gate` then W on each of its handles), all readied by the release of `gate`: (last start - first
 // start) / (tasks - 1).
@@ -173,11 +191,72 @@ double fanout_us(starpu_data_handle_t gate,
   }
   fanout_starts.assign(starpu_worker_get_count(), 0.0);
   release_and_time(gate, long(masks.size()));
-  std::vector<double> starts;  // of the workers that ran one
-  for (double t : fanout_starts)
-    if (t > 0) starts.push_back(t);
-  const auto [first, last] = std::minmax_element(starts.begin(), starts.end());
-  return (*last - *first) / double(masks.size() - 1);
+  return start_spread_us(masks.size());
+}
+
+// The chain-like fan-outs' data: `hold` (held by the main thread) keeps the releasing task back,
+// which writes `gate`, which every fan-out task reads.
+struct ChainlikeData {
+  starpu_data_handle_t hold = nullptr, gate = nullptr, weights = nullptr, loss = nullptr;
+  std::vector<starpu_data_handle_t> grads;  // one per CPU worker
+  std::vector<float> weight_values, grad_values, scalar_values;
+};
+constexpr size_t kLenetPackedWeights = 61706;  // floats: lenet's parameters, as its chains see them
+
+ChainlikeData register_chainlike(size_t workers) {
+  ChainlikeData d;
+  d.weight_values.assign(kLenetPackedWeights, 0.0f);
+  d.grad_values.assign(kLenetPackedWeights * workers, 0.0f);
+  d.scalar_values.assign(4, 0.0f);  // hold, gate, then the two loss sums
+  starpu_variable_data_register(&d.hold, STARPU_MAIN_RAM, uintptr_t(&d.scalar_values[0]),
+                                sizeof(float));
+  starpu_variable_data_register(&d.gate, STARPU_MAIN_RAM, uintptr_t(&d.scalar_values[1]),
+                                sizeof(float));
+  starpu_vector_data_register(&d.weights, STARPU_MAIN_RAM, uintptr_t(d.weight_values.data()),
+                              uint32_t(kLenetPackedWeights), sizeof(float));
+  starpu_vector_data_register(&d.loss, STARPU_MAIN_RAM, uintptr_t(&d.scalar_values[2]), 2,
+                              sizeof(float));
+  set_sum_reduction(d.loss, Where::cpu);
+  d.grads.resize(workers);
+  for (size_t k = 0; k < workers; ++k)
+    starpu_vector_data_register(&d.grads[k], STARPU_MAIN_RAM,
+                                uintptr_t(&d.grad_values[k * kLenetPackedWeights]),
+                                uint32_t(kLenetPackedWeights), sizeof(float));
+  return d;
+}
+
+void unregister_chainlike(ChainlikeData &d) {
+  for (starpu_data_handle_t handle : d.grads) starpu_data_unregister(handle);
+  for (starpu_data_handle_t handle : {d.hold, d.gate, d.weights, d.loss})
+    starpu_data_unregister(handle);
+}
+
+// Microseconds between the starts of one task per CPU worker (`workers`), each pinned to its
+// worker and readied by the end of a task on workers[0]: with a chain's kinds of data where
+// `chainlike`, else the gate and own[k]'s small handles.
+double task_released_fanout_us(ChainlikeData &d, const std::vector<int> &workers,
+                               const std::vector<std::vector<starpu_data_handle_t>> &own,
+                               bool chainlike) {
+  starpu_data_acquire(d.hold, STARPU_RW);
+  check_submit(starpu_task_insert(&cpu_codelet, STARPU_R, d.hold, STARPU_RW, d.gate,
+                                  STARPU_EXECUTE_ON_WORKER, workers[0], 0),
+               "task_overhead");
+  for (size_t k = 0; k < workers.size(); ++k) {
+    std::vector<starpu_data_descr> buffers = {{d.gate, STARPU_R}};
+    if (chainlike) {
+      buffers.push_back({d.weights, STARPU_R});
+      buffers.push_back({d.grads[k], STARPU_W});
+      buffers.push_back({d.loss, STARPU_REDUX});
+    } else {
+      for (starpu_data_handle_t h : own[k]) buffers.push_back({h, STARPU_W});
+    }
+    check_submit(starpu_task_insert(&fanout_codelet, STARPU_DATA_MODE_ARRAY, buffers.data(),
+                                    int(buffers.size()), STARPU_EXECUTE_ON_WORKER, workers[k], 0),
+                 "task_overhead");
+  }
+  fanout_starts.assign(starpu_worker_get_count(), 0.0);
+  release_and_time(d.hold, long(workers.size()));
+  return start_spread_us(workers.size());
 }
 
 int run(const Options &o) {
@@ -211,12 +290,21 @@ int run(const Options &o) {
       fanout_own[k].push_back(handle);
     }
 
+  // The task-released fan-outs: the first CPU worker releases, every CPU worker runs one.
+  std::vector<int> cpu_ids(masks.size());
+  starpu_worker_get_ids_by_type(STARPU_CPU_WORKER, cpu_ids.data(), unsigned(cpu_ids.size()));
+  ChainlikeData chainlike = register_chainlike(masks.size());
+  std::vector<std::vector<starpu_data_handle_t>> small_own;  // 4 each: 5 handles with the gate
+  for (const auto &handles_of_one : fanout_own)
+    small_own.emplace_back(handles_of_one.begin(), handles_of_one.begin() + 4);
+
   // One untimed round calibrates the empty codelet's perf model, as a step's warm-up does. A
   // hand-off needs two CPU workers.
   const bool handoff = masks.size() > 1;
   std::vector<double> submit_times, cpu_times, cuda_times, moved, handoff_times, handoff_moved,
       parallel_times;
   std::vector<std::vector<double>> fanout_times(kFanoutHandles.size());
+  std::vector<double> task_released_times, chainlike_times;
   for (long round = 0; round <= o.rounds; ++round) {
     const double submit_time = submit_us(&cpu_codelet, gate, handles);
     const double cpu_time = chain_us(&cpu_codelet, gate, chain, o.tasks);
@@ -237,8 +325,20 @@ int run(const Options &o) {
       for (int i = 0; i < kFanoutRepeats; ++i) samples.push_back(fanout_us(gate, own, masks));
       fanout[f] = median(samples);
     }
+    double task_released = 0, chainlike_spread = 0;
+    if (handoff) {
+      std::vector<double> released, chainlike_samples;
+      for (int i = 0; i < kFanoutRepeats; ++i) {
+        released.push_back(task_released_fanout_us(chainlike, cpu_ids, small_own, false));
+        chainlike_samples.push_back(task_released_fanout_us(chainlike, cpu_ids, small_own, true));
+      }
+      task_released = median(released);
+      chainlike_spread = median(chainlike_samples);
+    }
     if (round == 0) continue;
     for (size_t f = 0; f < fanout.size(); ++f) fanout_times[f].push_back(fanout[f]);
+    task_released_times.push_back(task_released);
+    chainlike_times.push_back(chainlike_spread);
     submit_times.push_back(submit_time);
     cpu_times.push_back(cpu_time);
     moved.push_back(cpu_moved);
@@ -251,6 +351,7 @@ int run(const Options &o) {
   for (starpu_data_handle_t handle : lanes) starpu_data_unregister(handle);
   for (const auto &handles_of_one : fanout_own)
     for (starpu_data_handle_t handle : handles_of_one) starpu_data_unregister(handle);
+  unregister_chainlike(chainlike);
   starpu_data_unregister(chain);
   starpu_data_unregister(gate);
 
@@ -273,6 +374,9 @@ int run(const Options &o) {
   line.fixed("cpu_parallel_chain_us", median(parallel_times), 3);
   for (size_t f = 0; handoff && f < kFanoutHandles.size(); ++f)
     line.fixed("fanout_h" + std::to_string(kFanoutHandles[f]) + "_us", median(fanout_times[f]), 3);
+  if (handoff)
+    line.fixed("fanout_task_released_us", median(task_released_times), 3)
+        .fixed("fanout_chainlike_us", median(chainlike_times), 3);
   std::printf("%s\n", line.text().c_str());
   std::fprintf(stderr, "task_overhead: %s, %s\n", runtime.describe_workers().c_str(),
                runtime.scheduler().c_str());
@@ -285,6 +389,11 @@ int run(const Options &o) {
   for (size_t f = 0; handoff && f < kFanoutHandles.size(); ++f)
     std::fprintf(stderr, "fan-out of %zu tasks of %d handles: %.3f us between starts\n",
                  masks.size(), kFanoutHandles[f], median(fanout_times[f]));
+  if (handoff)
+    std::fprintf(stderr,
+                 "fan-out readied by a task, pinned tasks: %.3f us between starts (5 handles), "
+                 "%.3f with a chain's data\n",
+                 median(task_released_times), median(chainlike_times));
   return 0;
 }
 
@@ -302,9 +411,11 @@ int main(int argc, char **argv) {
         "time per task of a chain of dependent tasks on the CPU workers and on the CUDA\n"
         "workers, of a chain handed from one CPU worker to the next at each task, of one\n"
         "chain per CPU worker at once, and the gap between the starts of one task per CPU\n"
-        "worker readied together (2, 5 and 14 handles a task). These are what the perf\n"
-        "models leave out; perf/simulate --overheads charges them. STARPU_SCHED picks the\n"
-        "scheduler (default: train's choice). One JSON line on stdout, a table on stderr.");
+        "worker readied together (2, 5 and 14 handles a task; then readied by a task's end,\n"
+        "pinned as a sample split's chains, with 5 small handles and with a chain's data).\n"
+        "These are what the perf models leave out; perf/simulate --overheads charges them.\n"
+        "STARPU_SCHED picks the scheduler (default: train's choice). One JSON line on\n"
+        "stdout, a table on stderr.");
     args.add("tasks", "N", "tasks per measurement", &o.tasks, 10, 1000000);
     args.add("rounds", "N", "timed rounds (the median is reported), after one untimed", &o.rounds,
              1, 1000);

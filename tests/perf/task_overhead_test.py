@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """perf/task_overhead on this machine's CPU workers: one JSON line whose costs are finite and not
-negative, with the fan-out gaps (2, 5 and 14 handles a task) wherever there are two CPU workers
-or more, and a nonsense flag refused.
+negative, with the fan-out gaps (2, 5 and 14 handles a task; readied by a task, with small
+handles and with a chain's data) wherever there are two CPU workers or more, and a nonsense flag
+refused.
 
 Usage: python3 tests/perf/task_overhead_test.py PATH/TO/task_overhead
 """
@@ -24,7 +25,8 @@ class TaskOverheadTest(unittest.TestCase):
         line = json.loads(lines[0])
         keys = ["submit_us", "cpu_chain_us", "cpu_parallel_chain_us"]
         if line["cpu_workers"] >= 2:
-            keys += ["cpu_handoff_us", "fanout_h2_us", "fanout_h5_us", "fanout_h14_us"]
+            keys += ["cpu_handoff_us", "fanout_h2_us", "fanout_h5_us", "fanout_h14_us",
+                     "fanout_task_released_us", "fanout_chainlike_us"]
         else:
             self.assertNotIn("fanout_h2_us", line)
         for key in keys:
@@ -32,6 +34,7 @@ class TaskOverheadTest(unittest.TestCase):
             self.assertTrue(math.isfinite(line[key]) and line[key] >= 0, (key, line[key]))
         if line["cpu_workers"] >= 2:
             self.assertIn("fan-out of", run.stderr)
+            self.assertIn("fan-out readied by a task", run.stderr)
 
     def test_nonsense_flag(self):
         run = subprocess.run([PROGRAM, "--tasks", "many"], capture_output=True, text=True,
