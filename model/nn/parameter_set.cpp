@@ -208,6 +208,20 @@ size_t sum_slices(size_t floats, int cpu_workers) {
       1, std::min({floats / kMinSliceFloats, kMaxSumSlices, size_t(std::max(1, cpu_workers))}));
 }
 
+// The environment's choice `name` among `allowed`, `fallback` where unset (and accepted as set);
+// throws std::invalid_argument naming the choices otherwise.
+std::string env_choice(const char *name, const std::string &fallback,
+                       const std::vector<std::string> &allowed) {
+  const char *value = std::getenv(name);
+  const std::string choice = value ? value : fallback;
+  if (choice == fallback || std::find(allowed.begin(), allowed.end(), choice) != allowed.end())
+    return choice;
+  std::string choices;
+  for (size_t i = 0; i < allowed.size(); ++i)
+    choices += (i == 0 ? "" : i + 1 == allowed.size() ? " or " : ", ") + allowed[i];
+  throw std::invalid_argument(std::string(name) + " must be " + choices + ", got '" + choice + "'");
+}
+
 }  // namespace
 
 bool ParameterSet::use_host_mirror() {
@@ -221,22 +235,11 @@ bool ParameterSet::use_host_mirror() {
   if (kind_of(part_where(*params_[0], 0)) == Where::cpu) return false;
   if (!host_weights_) {
     // The environment's choices first: a refused one leaves no half-made mirror.
-    const char *mode = std::getenv("STARCNN_MIRROR_UPDATE");
-    const std::string update = mode ? mode : "";
-    if (!update.empty() && update != "both" && update != "copy")
-      throw std::invalid_argument("STARCNN_MIRROR_UPDATE must be both or copy, got '" + update +
-                                  "'");
-    const char *sum = std::getenv("STARCNN_CPU_GRAD_SUM");
-    const std::string sum_mode = sum ? sum : "packed";
-    if (sum_mode != "packed" && sum_mode != "add" && sum_mode != "slices")
-      throw std::invalid_argument("STARCNN_CPU_GRAD_SUM must be packed, add or slices, got '" +
-                                  sum_mode + "'");
+    const std::string update = env_choice("STARCNN_MIRROR_UPDATE", "", {"both", "copy"});
+    const std::string sum_mode =
+        env_choice("STARCNN_CPU_GRAD_SUM", "packed", {"packed", "add", "slices"});
     // STARCNN_CUDA_PACKED_GRADS=1: the CUDA chain writes its gradients packed too (chain_grads).
-    const char *cuda_packed = std::getenv("STARCNN_CUDA_PACKED_GRADS");
-    const std::string cuda_grads = cuda_packed ? cuda_packed : "0";
-    if (cuda_grads != "0" && cuda_grads != "1")
-      throw std::invalid_argument("STARCNN_CUDA_PACKED_GRADS must be 0 or 1, got '" + cuda_grads +
-                                  "'");
+    const std::string cuda_grads = env_choice("STARCNN_CUDA_PACKED_GRADS", "0", {"0", "1"});
     const size_t slices = sum_slices(total, cpu_workers_);
     // STARCNN_PIN_SUM_SLICES=0 leaves the slices to the scheduler (to compare).
     const char *pin = std::getenv("STARCNN_PIN_SUM_SLICES");
@@ -271,7 +274,8 @@ const Tensor *ParameterSet::chain_grads(size_t slot, bool cuda) {
   if (cuda) {
     if (slot != 0 || !device_grads_ || !cuda_packed_grads_) return nullptr;
     // cuDNN writes a filter gradient at its offset in the packed vector: only where every one
-    // starts 16-byte aligned (cuDNN asks 4 bytes at least; its faster kernels may want more).
+    // starts 16-byte aligned, 4 floats (cuDNN asks 4 bytes at least; its faster kernels may want
+    // more).
     for (const auto &[layer, plan] : conv_plans_)
       if (host_offset(get(layer + ".weight")) % 4 != 0) return nullptr;
     device_grads_from_chain_ = true;
