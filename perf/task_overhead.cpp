@@ -165,8 +165,19 @@ double parallel_chains_us(starpu_codelet *cl, starpu_data_handle_t gate,
   return release_and_time(gate, count);
 }
 
-// (last start - first start) / (tasks - 1) over fanout_starts, `tasks` of them stamped.
-double start_spread_us(size_t tasks) {
+// A fan-out task's buffers: R on `gate`, then W on each of `own`.
+std::vector<starpu_data_descr> gate_then_own(starpu_data_handle_t gate,
+                                             const std::vector<starpu_data_handle_t> &own) {
+  std::vector<starpu_data_descr> buffers = {{gate, STARPU_R}};
+  for (starpu_data_handle_t h : own) buffers.push_back({h, STARPU_W});
+  return buffers;
+}
+
+// Releases `handle`, which holds back a fan-out of `tasks` tasks, and returns
+// (last start - first start) / (tasks - 1).
+double release_fanout(starpu_data_handle_t handle, size_t tasks) {
+  fanout_starts.assign(starpu_worker_get_count(), 0.0);
+  release_and_time(handle, long(tasks));
   std::vector<double> starts;  // of the workers that ran one
   for (double t : fanout_starts)
     if (t > 0) starts.push_back(t);
@@ -182,16 +193,13 @@ double fanout_us(starpu_data_handle_t gate,
                  std::vector<WorkerMask> &masks) {
   starpu_data_acquire(gate, STARPU_RW);
   for (size_t k = 0; k < masks.size(); ++k) {
-    std::vector<starpu_data_descr> buffers = {{gate, STARPU_R}};
-    for (starpu_data_handle_t h : own[k]) buffers.push_back({h, STARPU_W});
+    std::vector<starpu_data_descr> buffers = gate_then_own(gate, own[k]);
     check_submit(starpu_task_insert(&fanout_codelet, STARPU_DATA_MODE_ARRAY, buffers.data(),
                                     int(buffers.size()), STARPU_TASK_WORKERIDS,
                                     unsigned(masks[k].size()), masks[k].data(), 0),
                  "task_overhead");
   }
-  fanout_starts.assign(starpu_worker_get_count(), 0.0);
-  release_and_time(gate, long(masks.size()));
-  return start_spread_us(masks.size());
+  return release_fanout(gate, masks.size());
 }
 
 // The chain-like fan-outs' data: `hold` (held by the main thread) keeps the releasing task back,
@@ -242,21 +250,17 @@ double task_released_fanout_us(ChainlikeData &d, const std::vector<int> &workers
                                   STARPU_EXECUTE_ON_WORKER, workers[0], 0),
                "task_overhead");
   for (size_t k = 0; k < workers.size(); ++k) {
-    std::vector<starpu_data_descr> buffers = {{d.gate, STARPU_R}};
-    if (chainlike) {
-      buffers.push_back({d.weights, STARPU_R});
-      buffers.push_back({d.grads[k], STARPU_W});
-      buffers.push_back({d.loss, STARPU_REDUX});
-    } else {
-      for (starpu_data_handle_t h : own[k]) buffers.push_back({h, STARPU_W});
-    }
+    std::vector<starpu_data_descr> buffers =
+        chainlike ? std::vector<starpu_data_descr>{{d.gate, STARPU_R},
+                                                   {d.weights, STARPU_R},
+                                                   {d.grads[k], STARPU_W},
+                                                   {d.loss, STARPU_REDUX}}
+                  : gate_then_own(d.gate, own[k]);
     check_submit(starpu_task_insert(&fanout_codelet, STARPU_DATA_MODE_ARRAY, buffers.data(),
                                     int(buffers.size()), STARPU_EXECUTE_ON_WORKER, workers[k], 0),
                  "task_overhead");
   }
-  fanout_starts.assign(starpu_worker_get_count(), 0.0);
-  release_and_time(d.hold, long(workers.size()));
-  return start_spread_us(workers.size());
+  return release_fanout(d.hold, workers.size());
 }
 
 int run(const Options &o) {
@@ -294,9 +298,15 @@ int run(const Options &o) {
   std::vector<int> cpu_ids(masks.size());
   starpu_worker_get_ids_by_type(STARPU_CPU_WORKER, cpu_ids.data(), unsigned(cpu_ids.size()));
   ChainlikeData chainlike = register_chainlike(masks.size());
-  std::vector<std::vector<starpu_data_handle_t>> small_own;  // 4 each: 5 handles with the gate
-  for (const auto &handles_of_one : fanout_own)
-    small_own.emplace_back(handles_of_one.begin(), handles_of_one.begin() + 4);
+  // own_by_count[f][k]: worker k's task's own handles, kFanoutHandles[f] with the gate.
+  std::vector<std::vector<std::vector<starpu_data_handle_t>>> own_by_count;
+  for (int count : kFanoutHandles) {
+    own_by_count.emplace_back();
+    for (const auto &handles_of_one : fanout_own)
+      own_by_count.back().emplace_back(handles_of_one.begin(),
+                                       handles_of_one.begin() + (count - 1));
+  }
+  const auto &five_handles = own_by_count[1];  // kFanoutHandles[1]: a packed chain's 5
 
   // One untimed round calibrates the empty codelet's perf model, as a step's warm-up does. A
   // hand-off needs two CPU workers.
@@ -317,20 +327,19 @@ int run(const Options &o) {
         parallel_chains_us(&cpu_codelet, gate, lanes, masks, o.tasks / long(masks.size()) + 1);
     std::vector<double> fanout(kFanoutHandles.size());
     for (size_t f = 0; handoff && f < kFanoutHandles.size(); ++f) {
-      std::vector<std::vector<starpu_data_handle_t>> own;
-      for (const auto &handles_of_one : fanout_own)
-        own.emplace_back(handles_of_one.begin(), handles_of_one.begin() + (kFanoutHandles[f] - 1));
       // The median of several fan-outs: one is a single sample of each gap.
       std::vector<double> samples;
-      for (int i = 0; i < kFanoutRepeats; ++i) samples.push_back(fanout_us(gate, own, masks));
+      for (int i = 0; i < kFanoutRepeats; ++i)
+        samples.push_back(fanout_us(gate, own_by_count[f], masks));
       fanout[f] = median(samples);
     }
     double task_released = 0, chainlike_spread = 0;
     if (handoff) {
       std::vector<double> released, chainlike_samples;
       for (int i = 0; i < kFanoutRepeats; ++i) {
-        released.push_back(task_released_fanout_us(chainlike, cpu_ids, small_own, false));
-        chainlike_samples.push_back(task_released_fanout_us(chainlike, cpu_ids, small_own, true));
+        released.push_back(task_released_fanout_us(chainlike, cpu_ids, five_handles, false));
+        chainlike_samples.push_back(
+            task_released_fanout_us(chainlike, cpu_ids, five_handles, true));
       }
       task_released = median(released);
       chainlike_spread = median(chainlike_samples);
