@@ -260,16 +260,25 @@ PlanSearch search_plans(const NetworkSpec &spec, const Dataset &train, const Tra
     run("cuda;" + search.filters->text,
         std::isnan(search.filters->predicted_us) ? -1 : search.filters->predicted_us / 1000.0);
 
-  // Sample splits around the share that would end both sides together, then nearer the fastest.
-  const auto run_share = [&](size_t k) {
-    const double b = double(batch);
-    return run("samples:" + std::to_string(k),
-               std::max(gpu_ms * double(batch - k) / b, cpu_ms * double(k) / b));
-  };
-  const std::vector<size_t> shares = first_sample_shares(batch, gpu_ms, cpu_ms);
+  // Sample splits around the share that would end both sides together, then nearer the fastest;
+  // each share moved to the nearest that cuts into even chains, and measured once.
+  std::vector<size_t> shares;
   std::vector<double> share_ms;
-  for (size_t k : shares) share_ms.push_back(run_share(k));
-  for (size_t k : next_sample_shares(shares, share_ms, batch)) run_share(k);
+  const auto run_share = [&](size_t wanted) {
+    const size_t k = even_chain_share(wanted, batch, workers.cpu, config.cpu_chain_samples);
+    const auto seen = std::find(shares.begin(), shares.end(), k);
+    if (seen != shares.end()) return share_ms[size_t(seen - shares.begin())];
+    const double b = double(batch);
+    const double ms = run("samples:" + std::to_string(k),
+                          std::max(gpu_ms * double(batch - k) / b, cpu_ms * double(k) / b));
+    shares.push_back(k);
+    share_ms.push_back(ms);
+    return ms;
+  };
+  for (size_t k : first_sample_shares(batch, gpu_ms, cpu_ms)) run_share(k);
+  // next_sample_shares reads three shares in increasing order (the snapping keeps the order).
+  const std::vector<size_t> first(shares), next = next_sample_shares(first, share_ms, batch);
+  for (size_t k : next) run_share(k);
   return fastest();
 }
 

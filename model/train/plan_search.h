@@ -7,7 +7,8 @@
 //   samples:K   the sample split around K = batch * T_cuda / (T_cuda + T_cpu), the share that
 //               would end both sides together, from the two single-device steps just measured;
 //               tried at three shares around it, then halfway from the fastest of them towards
-//               each side, when the CPU alone is not hopelessly slower
+//               each side, when the CPU alone is not hopelessly slower; every share moved to
+//               the nearest that cuts into CPU chains of equal length (even_chain_share)
 // With several CUDA workers, also (the GPUs against each other; the CPU candidates as above):
 //   cuda0                   the first GPU alone, instead of cuda (which lets the scheduler
 //                           spread whole ops over the GPUs)

@@ -41,6 +41,24 @@ int choose_micro_batches(long requested, const MachineWorkers &workers, size_t b
                                                   batch / std::max<size_t>(1, min_samples))));
 }
 
+size_t cpu_chain_count(size_t on_cpu, int cpu_workers, size_t min_samples) {
+  return size_t(
+      choose_micro_batches(0, {std::max(1, cpu_workers - 1), 0}, on_cpu, Where::cpu, min_samples));
+}
+
+size_t even_chain_share(size_t k, size_t batch, int cpu_workers, size_t min_samples) {
+  if (batch < 2) return k;
+  k = std::clamp<size_t>(k, 1, batch - 1);
+  const auto even = [&](size_t share) {
+    return share % cpu_chain_count(share, cpu_workers, min_samples) == 0;
+  };
+  // Outwards from k, the smaller side first; a share of 1 is one chain, so the walk ends.
+  for (size_t d = 0;; ++d) {
+    if (d < k && even(k - d)) return k - d;
+    if (k + d <= batch - 1 && even(k + d)) return k + d;
+  }
+}
+
 MicroBatchShare micro_batch_share(const MachineWorkers &workers, size_t batch, int micro_batches) {
   const size_t micro = size_t(std::max(1, micro_batches));
   MicroBatchShare share;
@@ -82,9 +100,7 @@ std::vector<MicroBatch> cut_batch(const TrainConfig &config, int cpu_workers) {
   // v, x): each of a chain's ~14 tasks waits 0.1-0.2 ms for the previous one on its worker, and
   // more busy workers leave fewer cores to the submitting thread (perf/results/h200-2026-12-03-x).
   size_t cpu_parts = size_t(split.cpu_micro_batches);
-  if (cpu_parts == 0)
-    cpu_parts = size_t(choose_micro_batches(0, {std::max(1, cpu_workers - 1), 0}, on_cpu,
-                                            Where::cpu, config.cpu_chain_samples));
+  if (cpu_parts == 0) cpu_parts = cpu_chain_count(on_cpu, cpu_workers, config.cpu_chain_samples);
   if (cpu_parts > on_cpu)
     throw std::invalid_argument(split.describe() + ": more CPU micro-batches than samples");
   cut.push_back({start, batch - on_cpu, std::nullopt});

@@ -88,6 +88,15 @@ struct TrainConfig {
 int choose_micro_batches(long requested, const MachineWorkers &workers, size_t batch,
                          Where home = Where::any, size_t min_samples = 16);
 
+// The chains a sample split cuts its `on_cpu` samples into on `cpu_workers` CPU workers: one
+// per worker but the one loading batches, each of `min_samples` or more (one however few).
+size_t cpu_chain_count(size_t on_cpu, int cpu_workers, size_t min_samples);
+// The CPU share nearest `k` (in 1 .. batch - 1) that cuts into chains of equal length: the step
+// waits for the longest chain: samples:108 on 13 chains (4 of 9, 9 of 8) takes as long on the CPU
+// as 13 chains of 9, while 104 (13 of 8) is a sample per chain shorter for 4 more samples on the
+// GPU. Ties go to the smaller share.
+size_t even_chain_share(size_t k, size_t batch, int cpu_workers, size_t min_samples);
+
 // The micro-batches of a step: where each starts in the batch, its size, and where it runs
 // (nullopt: as the parameter set's plan says).
 struct MicroBatch {

@@ -414,6 +414,45 @@ TEST(TrainerMicroBatches, CutBatchPlacesTheSampleSplit) {
   EXPECT_THROW(cut_batch(config, 4), std::invalid_argument);
 }
 
+// Whether cut_batch gives the CPU share `k` chains of one length.
+bool even_chains(TrainConfig config, size_t k, int cpu_workers) {
+  config.samples.cpu_samples = int(k);
+  const std::vector<MicroBatch> cut = cut_batch(config, cpu_workers);
+  for (size_t m = 2; m < cut.size(); ++m)
+    if (cut[m].size != cut[1].size) return false;
+  return true;
+}
+
+// Random batches, workers, chain minimums and wanted shares: the share chosen cuts (by
+// cut_batch) into chains of one length, and no share nearer the wanted one does.
+TEST(TrainerMicroBatches, EvenChainShareIsTheNearestEvenCut) {
+  std::mt19937 gen(5);
+  for (int trial = 0; trial < 300; ++trial) {
+    TrainConfig config;
+    config.batch = std::uniform_int_distribution<size_t>(2, 300)(gen);
+    config.cpu_chain_samples = std::uniform_int_distribution<size_t>(1, 20)(gen);
+    const int workers = std::uniform_int_distribution<int>(1, 20)(gen);
+    const size_t wanted = std::uniform_int_distribution<size_t>(1, config.batch - 1)(gen);
+    SCOPED_TRACE("batch " + std::to_string(config.batch) + ", chains of " +
+                 std::to_string(config.cpu_chain_samples) + "+, " + std::to_string(workers) +
+                 " workers, wanted " + std::to_string(wanted));
+    const size_t k = even_chain_share(wanted, config.batch, workers, config.cpu_chain_samples);
+    ASSERT_GE(k, 1u);
+    ASSERT_LE(k, config.batch - 1);
+    EXPECT_TRUE(even_chains(config, k, workers));
+    const size_t off = k > wanted ? k - wanted : wanted - k;
+    for (size_t j = 1; j < config.batch; ++j) {
+      const size_t j_off = j > wanted ? j - wanted : wanted - j;
+      if (j_off < off || (j_off == off && j < k)) {
+        EXPECT_FALSE(even_chains(config, j, workers)) << j << " is nearer and even";
+      }
+    }
+  }
+  // The H100's MPS lenet b256 (15 CPU workers, chains of 8 or more): 108 ran 13 chains of 8-9.
+  EXPECT_EQ(even_chain_share(108, 256, 15, 8), 104u);
+  EXPECT_EQ(even_chain_share(129, 256, 15, 8), 126u);
+}
+
 TEST(TrainerMicroBatches, MoreMicroBatchesThanSamplesIsRefused) {
   testing::StarpuRuntime runtime("eager", 0);
   ASSERT_TRUE(runtime.started());
