@@ -391,13 +391,23 @@ int run(const Options &o, MpiWorld &world, std::string *summary) {
 }
 
 // A plan (given, or auto's choice) that leaves the CPU workers idle runs on a StarPU restarted
-// with one CPU worker (cpu_workers_for_plan says why). Not under mpirun (StarPU-MPI runs on top
-// of this StarPU) nor while tracing (one trace per run).
+// with one CPU worker (cpu_workers_for_plan says why); auto's choice runs on a fresh StarPU
+// whatever it is (restart_for_plan). Not under mpirun (StarPU-MPI runs on top of this StarPU) nor
+// while tracing (one trace per run).
 void shed_idle_cpu_workers(const Options &o, const NetworkSpec &spec, const std::string &plan,
-                           const MpiWorld &world, std::optional<Runtime> &runtime) {
+                           bool after_search, const MpiWorld &world,
+                           std::optional<Runtime> &runtime) {
+  const int before = runtime->workers().cpu;
   if (world.active() || !o.trace.empty() ||
-      !restart_for_plan(runtime, RuntimeOptions{o.trace, "", -1}, spec, plan))
+      !restart_for_plan(runtime, RuntimeOptions{o.trace, "", -1}, spec, plan, after_search))
     return;
+  if (runtime->workers().cpu == before) {
+    std::printf(
+        "plan %s runs on a fresh StarPU (the search's candidates slow the one they ran "
+        "on)\n",
+        plan.c_str());
+    return;
+  }
   std::printf(
       "plan %s leaves the CPU workers idle: StarPU restarted with %s (idle workers poll "
       "and slow the GPU's tasks; STARPU_NCPU keeps a number)\n",
@@ -443,7 +453,8 @@ int train_network(const Options &o, const NetworkSpec &spec, const Dataset &trai
     for (const std::string &line : describe(*search)) std::printf("%s\n", line.c_str());
     plans = parse_network_plan(search->plan);
   }
-  shed_idle_cpu_workers(o, spec, search ? search->plan : plan_text, world, started);
+  const bool searched = search && !search->candidates.empty();
+  shed_idle_cpu_workers(o, spec, search ? search->plan : plan_text, searched, world, started);
   workers = started->workers();
   const Runtime &runtime = *started;
   // The search's micro-batches (one per GPU, where that won) unless the user gave a count.

@@ -188,8 +188,8 @@ Result measure(const Options &o, const NetworkSpec &spec, const Dataset &data, s
       runtime.emplace();
     });
     plan = r.search->plan;
-    // As train does: a plan that leaves the CPU workers idle runs with one.
-    restart_for_plan(runtime, RuntimeOptions{}, spec, plan);
+    // As train does: a fresh StarPU, with one CPU worker for a plan that leaves them idle.
+    restart_for_plan(runtime, RuntimeOptions{}, spec, plan, !r.search->candidates.empty());
   }
   r.scheduler = runtime->scheduler();
   r.workers = runtime->describe_workers();

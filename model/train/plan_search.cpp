@@ -107,10 +107,16 @@ int cpu_workers_for_plan(const NetworkSpec &spec, const std::string &plan,
 }
 
 bool restart_for_plan(std::optional<Runtime> &runtime, RuntimeOptions options,
-                      const NetworkSpec &spec, const std::string &plan) {
+                      const NetworkSpec &spec, const std::string &plan, bool after_search) {
   options.ncpu = cpu_workers_for_plan(spec, plan, runtime->workers());
-  // Also after the search parked workers: its contexts would outlive it (parked_workers.h).
-  if (options.ncpu < 0 && !holds_parking_contexts()) return false;
+#ifdef STARPU_SIMGRID
+  after_search = false;  // the simulated machine keeps no state between candidates worth shedding
+#endif
+  // Also after the search parked workers: its contexts would outlive it (parked_workers.h). And
+  // after any search: under the H200's MPS cap lenet b256's samples:130 took 2.35-2.48 ms right
+  // after the search that chose it, against 2.09-2.16 for samples:104 and 126 each in a fresh
+  // process (perf/results/h200-2026-12-07-a; on an H100 2.55 against 2.00-2.04, -b).
+  if (options.ncpu < 0 && !holds_parking_contexts() && !after_search) return false;
   runtime.reset();
   runtime.emplace(options);
   return true;

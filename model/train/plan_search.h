@@ -112,10 +112,11 @@ int cpu_workers_for_plan(const NetworkSpec &spec, const std::string &plan,
                          const MachineWorkers &workers);
 
 // Restarts `runtime` with `options` and the CPU workers cpu_workers_for_plan asks for, when it
-// asks for a number or when parking's contexts remain (holds_parking_contexts); returns whether
-// it did (train and train_benchmark's cpu+gpu run auto's choice this way).
+// asks for a number, when parking's contexts remain (holds_parking_contexts) or `after_search`
+// (a search's candidates leave a StarPU slower than a fresh one); returns whether it did (train
+// and train_benchmark's cpu+gpu run auto's choice this way). Never after_search under SimGrid.
 bool restart_for_plan(std::optional<Runtime> &runtime, RuntimeOptions options,
-                      const NetworkSpec &spec, const std::string &plan);
+                      const NetworkSpec &spec, const std::string &plan, bool after_search = false);
 
 // What train builds for a --plan text on these workers: the TrainConfig's micro-batches and
 // sample split (a sample split, or a plan that keeps the network on the CPU, changes them).
