@@ -2,7 +2,7 @@
 // parser: every conv's filters in parts that sum to the layer's, one part per device (at most
 // one per filter), sizes within one of each other, each pinned to its own CUDA device. And which
 // plans leave the CPU workers idle (auto then restarts StarPU with one). And the sample splits the
-// search measures.
+// search measures, and when a plan restarts StarPU.
 #include "model/train/plan_search.h"
 
 #include "codelets/support/codelet_support.h"
@@ -10,10 +10,12 @@
 #include "tests/support/scoped_env.h"
 
 #include <gtest/gtest.h>
+#include <starpu.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -170,6 +172,22 @@ TEST(LeavesCpuWorkersIdle, RestartOnlyWithSeveralCpuWorkersAndAGpu) {
   }
   const testing::ScopedEnv ncpu("STARPU_NCPU", "15");  // the user's count stays
   EXPECT_EQ(cpu_workers_for_plan(lenet, "cuda", {15, 1}), -1);
+}
+
+// A plan that keeps every CPU worker restarts StarPU only after a search (or with parking's
+// contexts left); the restarted StarPU runs.
+TEST(RestartForPlan, AfterASearchWhateverThePlan) {
+  const NetworkSpec lenet = load_network("lenet");
+  const RuntimeOptions options{"", "eager", 0, nullptr, nullptr, -1};
+  std::optional<Runtime> runtime;
+  runtime.emplace(options);
+  EXPECT_FALSE(restart_for_plan(runtime, options, lenet, "cpu"));
+  EXPECT_FALSE(restart_for_plan(runtime, options, lenet, "cpu", false));
+  ASSERT_TRUE(restart_for_plan(runtime, options, lenet, "cpu", true));
+  ASSERT_TRUE(runtime.has_value());
+  EXPECT_GE(runtime->workers().cpu, 1);
+  EXPECT_EQ(runtime->workers().cuda, 0);
+  EXPECT_EQ(int(starpu_cpu_worker_get_count()), runtime->workers().cpu);
 }
 
 }  // namespace
