@@ -283,8 +283,7 @@ PlanSearch search_plans(const NetworkSpec &spec, const Dataset &train, const Tra
   };
   for (size_t k : first_sample_shares(batch, gpu_ms, cpu_ms)) run_share(k);
   // next_sample_shares reads three shares in increasing order (the snapping keeps the order).
-  const std::vector<size_t> first(shares), next = next_sample_shares(first, share_ms, batch);
-  for (size_t k : next) run_share(k);
+  for (size_t k : next_sample_shares(shares, share_ms, batch)) run_share(k);
   return fastest();
 }
 
