@@ -283,6 +283,7 @@ def table(rows):
                  f"({len(rows) - len(within)} could not be simulated; {estimated} with estimated "
                  f"shapes; tasks per step differ in {sum(tasks_shown(r).endswith('!') for r in rows)}"
                  f").")
+    lines += issue_table(rows)
     lines += ["", "| step | rows | within 15% / simulated | error range |", "|---|---|---|---|"]
     groups = {}
     for r in rows:
@@ -292,6 +293,35 @@ def table(rows):
         ok = sum(abs(e) <= 0.15 for e in errors)
         span = f"{errors[0] * 100:+.1f}% to {errors[-1] * 100:+.1f}%" if errors else "-"
         lines.append(f"| {step} | {name} | {ok} / {len(errors)} | {span} |")
+    return lines
+
+
+def issue_table(rows):
+    """The validation table of the whole GPU: for each network and batch, the all-CUDA and
+    all-CPU steps of the `bench` step and the given splits of the `splits-*` steps (gpu-session's
+    step splits); empty where the session has none of them."""
+    def cell(r):
+        if r["error"] is None:
+            return f"{r['measured_ms']:.3f} / not simulated"
+        return f"{r['measured_ms']:.3f} / {r['simulated_ms']:.3f} ({r['error'] * 100:+.1f}%)"
+    picked = [r for r in rows if (
+        r["step"] == "bench" and r["config"] in ("cpu-only", "all-cuda") or
+        r["step"].startswith("splits-") and r["config"] == "cpu+gpu")]
+    if not any(r["step"].startswith("splits-") for r in picked):
+        return []
+    lines = ["", "The whole GPU's validation table (measured / simulated ms, error): all-CUDA "
+             "and all-CPU from step bench, the splits from steps splits-*.", "",
+             "| network | batch | all-CUDA | all-CPU | splits |", "|---|---:|---|---|---|"]
+    shapes = sorted({(r["network"], r["batch"]) for r in picked})
+    for network, batch in shapes:
+        mine = [r for r in picked if (r["network"], r["batch"]) == (network, batch)]
+        by_config = {c: [cell(r) for r in mine if r["config"] == c]
+                     for c in ("all-cuda", "cpu-only")}
+        splits = "; ".join(f"`{r['plan']}` {cell(r)}" for r in mine if r["config"] == "cpu+gpu")
+        lines.append(f"| {network} | {batch} | {', '.join(by_config['all-cuda']) or '-'} | "
+                     f"{', '.join(by_config['cpu-only']) or '-'} | {splits or '-'} |")
+    ok = sum(r["error"] is not None and abs(r["error"]) <= 0.15 for r in picked)
+    lines += ["", f"{ok} of {len(picked)} of this table within 15%."]
     return lines
 
 

@@ -124,6 +124,21 @@ class ValidateSimulationTest(unittest.TestCase):
         self.assertIn("(est. 1)", table)
         self.assertIn("| cpu-lws | cpu-only | 0 / 1 |", table)
 
+    def test_whole_gpu_table(self):
+        _, table = self.run_main()
+        self.assertNotIn("whole GPU's validation table", table)  # no splits step: no table
+        with open(self.results, "a") as f:
+            f.write(line(step="splits-lenet-64-samples-8", config="cpu+gpu", plan="samples:8",
+                         step_ms=1.8) + "\n")
+            f.write(line(step="bench", config="cpu-only", plan="cpu", step_ms=4.0) + "\n")
+        _, table = self.run_main()
+        self.assertIn("| lenet | 64 | 2.000 / 2.000 (+0.0%) | 4.000 / not simulated | ", table)
+        self.assertIn("2 of 3 of this table within 15%.", table)  # the unsimulated one fails
+        _, table = self.run_main("--estimate-missing")
+        self.assertIn("| lenet | 64 | 2.000 / 2.000 (+0.0%) | 4.000 / 2.000 (-50.0%) | "
+                      "`samples:8` 1.800 / 2.000 (+11.1%) |", table)
+        self.assertIn("2 of 3 of this table within 15%.", table)
+
 
 if __name__ == "__main__":
     unittest.main()
