@@ -132,21 +132,4 @@ void submit_add_all(starpu_data_handle_t dst, const std::vector<starpu_data_hand
               int(descrs.size()));
 }
 
-int submit_add_all_tree(const std::vector<starpu_data_handle_t> &vectors, size_t fan_in,
-                        Where where, int priority) {
-  if (vectors.size() < 2) throw std::invalid_argument("add_all tree: fewer than 2 vectors");
-  if (fan_in < 2) throw std::invalid_argument("add_all tree: a fan-in below 2");
-  int tasks = 0;
-  // Level by level: a group's members are `step` apart, its firsts step * fan_in apart.
-  for (size_t step = 1; step < vectors.size(); step *= fan_in)
-    for (size_t first = 0; first + step < vectors.size(); first += step * fan_in) {
-      std::vector<starpu_data_handle_t> srcs;
-      for (size_t k = 1; k < fan_in && first + k * step < vectors.size(); ++k)
-        srcs.push_back(vectors[first + k * step]);
-      submit_add_all(vectors[first], srcs, where, priority);
-      ++tasks;
-    }
-  return tasks;
-}
-
 }  // namespace starcnn

@@ -66,14 +66,5 @@ void submit_add_into(starpu_data_handle_t dst, starpu_data_handle_t src, Where w
 // count. Throws std::invalid_argument for no srcs or a length that differs from dst's.
 void submit_add_all(starpu_data_handle_t dst, const std::vector<starpu_data_handle_t> &srcs,
                     Where where = Where::any, int priority = 0);
-// vectors[0] += the sum of the others, as a tree of add_all tasks of `fan_in` vectors each (2 or
-// more): each task adds fan_in - 1 vectors into the first of its group, which the next level
-// adds in turn. The vectors past the first are used as scratch (they hold partial sums after).
-// A group's task starts once its own vectors are written, and no task reads more than fan_in
-// vectors: one add of 16 of wide's 590 K-float gradients took 4 ms on one core (H100 host).
-// Returns the number of tasks. Throws std::invalid_argument for fewer than 2 vectors or a
-// fan_in below 2.
-int submit_add_all_tree(const std::vector<starpu_data_handle_t> &vectors, size_t fan_in,
-                        Where where = Where::any, int priority = 0);
 
 }  // namespace starcnn

@@ -89,28 +89,6 @@ void ParameterSet::use_grad_slots(size_t slots) {
   for (auto &p : params_) p->add_grad_slots(grad_slots_);
 }
 
-namespace {
-
-// A CPU part of this many floats or more sums its slots as a tree of tasks of cpu_sum_fan_in()
-// vectors each (submit_add_all_tree): one task adding cpu-only wide's 16 slots of conv6 took
-// 4 ms, its chain waiting on that worker while the others ran on. Smaller parts stay one task.
-constexpr size_t kTreeSumFloats = 64 * 1024;
-
-// STARCNN_CPU_SUM_FANIN=N: vectors per task of that tree (2 or more), 0 for one task.
-size_t cpu_sum_fan_in() {
-  const char *value = std::getenv("STARCNN_CPU_SUM_FANIN");
-  if (value == nullptr) return 4;
-  char *end = nullptr;
-  const unsigned long asked = std::strtoul(value, &end, 10);
-  if (*value == '\0' || *end != '\0' || asked == 1 || asked > 64)
-    throw std::invalid_argument(
-        "STARCNN_CPU_SUM_FANIN must be 0 (one task) or a fan-in from 2 to 64, got '" +
-        std::string(value) + "'");
-  return asked;
-}
-
-}  // namespace
-
 void ParameterSet::submit_sum_grads(size_t slots, const std::vector<size_t> &cpu_slots,
                                     const std::vector<Where> &cpu_slot_workers) {
   if (slots > grad_slots_)
@@ -166,15 +144,7 @@ void ParameterSet::submit_sum_grads(size_t slots, const std::vector<size_t> &cpu
       }
       if (!cpu_others.empty())
         submit_add_all(p->grad(part, cpu_slots.front()).handle(), cpu_others, Where::cpu);
-      if (others.empty()) continue;
-      const size_t fan_in = cpu_sum_fan_in();
-      if (kind_of(where) == Where::cpu && fan_in != 0 && others.size() >= fan_in &&
-          p->grad(part).size() >= kTreeSumFloats) {
-        others.insert(others.begin(), p->grad(part).handle());
-        submit_add_all_tree(others, fan_in, where);
-      } else {
-        submit_add_all(p->grad(part).handle(), others, where);
-      }
+      if (!others.empty()) submit_add_all(p->grad(part).handle(), others, where);
     }
 }
 

@@ -46,8 +46,7 @@ class ParameterSet {
   // For steps whose networks add their gradients together (micro-batches): every part gets at
   // least `slots` gradient slots (Parameter::grad), one for each network to overwrite, and
   // submit_sum_grads(slots) adds slots 1 .. slots-1 into slot 0, one task per part where the
-  // part's update runs (a large CPU part: a tree of tasks, STARCNN_CPU_SUM_FANIN in
-  // parameter_set.cpp). Replaces STARPU_REDUX sums, whose tree of tasks over every worker's
+  // part's update runs. Replaces STARPU_REDUX sums, whose tree of tasks over every worker's
   // private copy (each registered as a handle of its own) cost 1.3-2.6 ms of a step with 16 CPU
   // workers on the H200.
   // `cpu_slots` (two or more, not 0) are the slots of networks on the CPU workers: where a part's

@@ -65,44 +65,6 @@ TEST_P(AddAllTest, NoSourcesOrADifferentLengthIsRefused) {
   EXPECT_EQ(testing::count_tasks().cpu_tasks, 0);
 }
 
-// The tree: counts of vectors against fan-ins that leave whole and partial groups at each level;
-// the first vector ends as the float64 sum of all, in one task per group of two or more.
-TEST_P(AddAllTest, TreeSumsEveryVectorIntoTheFirst) {
-  uint32_t seed = 100;
-  int tasks = 0;
-  const size_t n = 5000;
-  for (size_t count : {2, 3, 5, 16, 17})
-    for (size_t fan_in : {2, 3, 4, 16}) {
-      SCOPED_TRACE(std::to_string(count) + " vectors, fan-in " + std::to_string(fan_in));
-      std::vector<std::vector<float>> values;
-      std::vector<std::unique_ptr<RegisteredVector>> registered;
-      std::vector<starpu_data_handle_t> handles;
-      for (size_t v = 0; v < count; ++v) {
-        values.push_back(testing::random_floats(n, seed++));
-        registered.push_back(std::make_unique<RegisteredVector>(values.back()));
-        handles.push_back(registered.back()->handle());
-      }
-      // Each level's groups of fan_in of the vectors left (the last may be short; one alone
-      // is no task); their firsts are left for the next level.
-      int expected = 0;
-      for (size_t left = count; left > 1; left = (left + fan_in - 1) / fan_in)
-        expected += int(left / fan_in) + (left % fan_in >= 2 ? 1 : 0);
-      EXPECT_EQ(submit_add_all_tree(handles, fan_in, Where::cpu), expected);
-      tasks += expected;
-      const std::vector<std::vector<float>> rest(values.begin() + 1, values.end());
-      testing::expect_close(registered[0]->read(), reference_sum(values[0], rest),
-                            1e-6 * double(count));
-    }
-  EXPECT_EQ(testing::count_tasks().cpu_tasks, tasks);
-}
-
-TEST_P(AddAllTest, TreeOfOneVectorOrFanInOneIsRefused) {
-  RegisteredVector a(5), b(5);
-  EXPECT_THROW(submit_add_all_tree({a.handle()}, 2), std::invalid_argument);
-  EXPECT_THROW(submit_add_all_tree({a.handle(), b.handle()}, 1), std::invalid_argument);
-  EXPECT_EQ(testing::count_tasks().cpu_tasks, 0);
-}
-
 STARCNN_INSTANTIATE_SCHEDULER_TESTS(AddAllTest);
 
 }  // namespace

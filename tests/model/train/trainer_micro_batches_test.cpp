@@ -15,7 +15,6 @@
 #include "tests/support/scoped_env.h"
 #include "tests/support/small_dataset.h"
 #include "tests/support/small_training.h"
-#include "tests/support/worker_counts.h"
 
 #include <gtest/gtest.h>
 
@@ -26,7 +25,6 @@
 #include <map>
 #include <memory>
 #include <random>
-#include <string>
 #include <utility>
 #include <vector>
 
@@ -119,29 +117,6 @@ TEST_P(TrainerMicroBatchesTest, MicroBatchesTrainLikeTheWholeBatch) {
   ASSERT_EQ(whole.micro_batches, 1u);
   ASSERT_EQ(micro.micro_batches, 3u);
   expect_same_training(spec, whole, micro);
-}
-
-// fc1's weight (204,800 floats) is past the size whose CPU slots are summed as a tree of tasks
-// (STARCNN_CPU_SUM_FANIN): five micro-batches, summed by trees of fan-in 2 and 4 and by one
-// task. Fan-in 2 takes four tasks a step for that sum, fan-in 4 two, one task one: the counts
-// of tasks run show each tree was used.
-TEST_P(TrainerMicroBatchesTest, TreeSummedMicroBatchesTrainLikeTheWholeBatch) {
-  const NetworkSpec spec = parse_network(
-      "input 1 12 12\nconv 4 3\nrelu\nflatten\nlinear 512\nrelu\nlinear 5\n", "tree.net");
-  const Dataset data = random_dataset(40);
-  const TrainedRun whole = train(spec, data, "cpu", 1);
-  std::map<std::string, int> tasks;
-  for (const char *fan_in : {"2", "4", "0"}) {
-    SCOPED_TRACE(std::string("fan-in ") + fan_in);
-    testing::ScopedEnv tree("STARCNN_CPU_SUM_FANIN", fan_in);
-    testing::count_tasks();  // reads and resets the counters
-    const TrainedRun micro = train(spec, data, "cpu", 5);
-    tasks[fan_in] = testing::count_tasks().cpu_tasks;
-    ASSERT_EQ(micro.micro_batches, 5u);
-    expect_same_training(spec, whole, micro);
-  }
-  EXPECT_GT(tasks["2"], tasks["4"]);
-  EXPECT_GT(tasks["4"], tasks["0"]);
 }
 
 // The sample split: 5 samples of each step of 8 through the whole network on the CPU workers in
