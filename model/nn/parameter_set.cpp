@@ -224,15 +224,20 @@ std::string env_choice(const char *name, const std::string &fallback,
 
 }  // namespace
 
+size_t ParameterSet::one_side_floats() const {
+  size_t total = 0;
+  for (const auto &p : params_) {
+    if (p->part_count() != 1 || part_where(*p, 0) != part_where(*params_[0], 0)) return 0;
+    total += p->size();
+  }
+  return total;
+}
+
 bool ParameterSet::use_host_mirror() {
   // One SGD task updates every vector, off the CPU workers (CUDA, or any worker where the
   // scheduler picks), in params_ order: the packed vectors' layout.
-  size_t total = 0;
-  for (auto &p : params_) {
-    if (p->part_count() != 1 || part_where(*p, 0) != part_where(*params_[0], 0)) return false;
-    total += p->size();
-  }
-  if (kind_of(part_where(*params_[0], 0)) == Where::cpu) return false;
+  const size_t total = one_side_floats();
+  if (total == 0 || kind_of(part_where(*params_[0], 0)) == Where::cpu) return false;
   if (!host_weights_) {
     // The environment's choices first: a refused one leaves no half-made mirror.
     const std::string update = env_choice("STARCNN_MIRROR_UPDATE", "", {"both", "copy"});
@@ -328,6 +333,18 @@ std::string layer_of(const Parameter &p) {
 
 }  // namespace
 
+bool ParameterSet::use_cpu_packed_sum() {
+  if (host_grads_) return !host_weights_;  // already on, or the host mirror's
+  if (env_choice("STARCNN_CPU_ONLY_SUM", "flat", {"flat", "packed"}) != "packed") return false;
+  const size_t total = one_side_floats();
+  if (total == 0 || kind_of(part_where(*params_[0], 0)) != Where::cpu ||
+      total >= kSplitUpdateFloats)
+    return false;
+  grad_sum_ = GradSum::packed;
+  host_grads_.emplace(std::vector<int>{int(total)}, "host_grads");
+  return true;
+}
+
 void ParameterSet::submit_update(const SgdParams &params) {
   // One task per side: every vector that must stay on the CPU, on CUDA, or may go anywhere.
   struct Side {
@@ -358,9 +375,12 @@ void ParameterSet::submit_update(const SgdParams &params) {
                           params.momentum != 0.0f ? host_momenta_->handle() : nullptr}},
                         params, Where::cpu, 0, {host_grads_->handle(), nullptr});
     host_grads_pending_ = false;
+  } else if (host_grads_ && host_grads_pending_) {  // a CPU plan's packed sum
+    packed.extra_grads = host_grads_->handle();
+    host_grads_pending_ = false;
   }
   for (const auto &[where, side] : by_side) {
-    const bool per_layer = kind_of(where) == Where::cpu && !host_weights_ &&
+    const bool per_layer = kind_of(where) == Where::cpu && !host_grads_ &&
                            side.floats >= kSplitUpdateFloats && split_cpu_updates();
     if (!per_layer) {
       submit_sgd_update(side.vectors, params, where, 0, packed);

@@ -92,9 +92,21 @@ class ParameterSet {
   const Tensor *chain_grads(size_t slot, bool cuda);
   void submit_pack_weights();
 
+  // A CPU plan's micro-batches with STARCNN_CPU_ONLY_SUM=packed (default flat): the chains of
+  // slots 1 and up write their gradients packed (chain_grads), each added into one packed sum as
+  // it ends, which the update adds in, so that a step's barrier is the last chain's add and one
+  // update instead of one sum task per parameter after every chain (the development VM's trace,
+  // perf/results/devvm-2026-12-07-cpu-gaps). Only where every parameter is one part updated on the
+  // CPU workers and the set is small enough for one update task (lenet, not wide); off until it
+  // is measured on a 16-core host. Returns whether it is on.
+  bool use_cpu_packed_sum();
+
  private:
   // Where a part of `p` is updated: its conv plan part's workers, else home().
   Where part_where(const Parameter &p, size_t part) const;
+  // Every parameter's floats where each is one part updated where the first is (one SGD task's
+  // vectors, packable in params_ order), else 0.
+  size_t one_side_floats() const;
   // The CPU chains' gradients (one group of slots a parameter) summed into the packed host
   // gradients, one task a slice (host_grad_slices_).
   void submit_sliced_sum(const std::vector<std::vector<starpu_data_handle_t>> &groups);

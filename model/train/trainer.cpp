@@ -182,6 +182,7 @@ Trainer::Trainer(const NetworkSpec &spec, ParameterSet &params, const Dataset &t
   // networks are built: their chains read the packed weights). Not across ranks: the rank sum
   // adds the parameters' gradient slots, which the packed CPU gradients bypass.
   if (both_kinds && !cpu_slots_.empty() && !config.rank_sum) params.use_host_mirror();
+  if (!both_kinds && !cpu_slots_.empty() && !config.rank_sum) params.use_cpu_packed_sum();
   for (size_t m = 0; m < micro; ++m)
     networks_.push_back(std::make_unique<Network>(spec, params, int(micro_[m].size),
                                                   int(config.batch), m, micro_[m].placement,

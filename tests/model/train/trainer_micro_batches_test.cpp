@@ -309,6 +309,54 @@ TEST_P(TrainerMicroBatchesTest, PinnedCpuChainsTrainLikeTheWholeBatch) {
   }
 }
 
+// The same with STARCNN_CPU_ONLY_SUM=packed: the chains past the first add their packed gradients
+// into one sum as each ends, which the update adds in (a chain left to the scheduler adds its
+// parameters' slots).
+TEST_P(TrainerMicroBatchesTest, PackedCpuSumTrainsLikeTheWholeBatch) {
+  const int workers = int(starpu_cpu_worker_get_count());
+  const NetworkSpec spec = parse_network(kNet, "cpu_sum.net");
+  const Dataset data = random_dataset(40);
+  const TrainedRun whole = train(spec, data, "none", 1);
+  testing::ScopedEnv sum("STARCNN_CPU_ONLY_SUM", "packed");
+  for (bool pin : {true, false}) {
+    if (pin && workers < 2) continue;  // pinning needs 2 CPU workers
+    SCOPED_TRACE(pin ? "pinned" : "scheduled");
+    const TrainedRun cut =
+        train(spec, data, "cpu", std::max(2, std::min(workers, 4)), SampleSplit(), pin);
+    ASSERT_FALSE(cut.packed_exchange);  // no host weights: the chains read the parameters
+    expect_same_training(spec, whole, cut);
+  }
+}
+
+// Which sets take the packed CPU sum (the plans are only parsed): only when asked, only a CPU
+// plan whose parameters are each one part, not a split or CUDA plan; a nonsense choice is refused.
+TEST_P(TrainerMicroBatchesTest, PackedCpuSumOnlyForWholeCpuPlans) {
+  const NetworkSpec spec = parse_network(kNet, "cpu_sum_plans.net");
+  const MachineWorkers one_gpu{2, 1};
+  {
+    ParameterSet flat(spec, parse_network_plan("cpu"), one_gpu);
+    EXPECT_FALSE(flat.use_cpu_packed_sum());  // off by default
+  }
+  testing::ScopedEnv sum("STARCNN_CPU_ONLY_SUM", "packed");
+  ParameterSet cpu(spec, parse_network_plan("cpu"), one_gpu);
+  cpu.use_grad_slots(3);
+  EXPECT_TRUE(cpu.use_cpu_packed_sum());
+  EXPECT_EQ(cpu.host_weights(), nullptr);
+  const Tensor *packed = cpu.chain_grads(2, false);
+  ASSERT_NE(packed, nullptr);
+  size_t total = 0;
+  for (const auto &p : cpu.all()) total += p->size();
+  EXPECT_EQ(packed->size(), total);
+  EXPECT_EQ(cpu.chain_grads(0, false), nullptr);  // slot 0 is the update's own
+  ParameterSet split(spec, parse_network_plan("cpu;conv2=2@cpu,4@cpu"), one_gpu);
+  EXPECT_FALSE(split.use_cpu_packed_sum());
+  ParameterSet on_cuda(spec, parse_network_plan("cuda"), one_gpu);
+  EXPECT_FALSE(on_cuda.use_cpu_packed_sum());
+  testing::ScopedEnv nonsense("STARCNN_CPU_ONLY_SUM", "tree");
+  ParameterSet refused(spec, parse_network_plan("cpu"), one_gpu);
+  EXPECT_THROW(refused.use_cpu_packed_sum(), std::invalid_argument);
+}
+
 // The convolutions with their ReLU (conv1 with its maxpool too) as one task each way train like
 // the separate ops, whole or in micro-batches.
 TEST_P(TrainerMicroBatchesTest, FusedLayersTrainLikeSeparateOps) {
