@@ -361,24 +361,22 @@ void ParameterSet::submit_update(const SgdParams &params) {
       side.layers.push_back(layer_of(*p));
       side.floats += p->value(part).size();
     }
-  // With the mirror every vector is on one side, in the mirror's order (use_host_mirror).
+  // With the mirror, or a CPU plan's packed sum, every vector is on one side, in the packed
+  // vectors' order (one_side_floats): the summed CPU chains' gradients are added in.
   SgdPacked packed;
+  if (host_grads_pending_) packed.extra_grads = host_grads_->handle();
   if (host_weights_) {
     // Both sides update from the same gradients only where this step's were summed and packed;
     // otherwise the new weights come back.
     const bool both = host_momenta_ && host_grads_pending_;
     if (!both) packed.weights_copy = host_weights_->handle();
-    if (host_grads_pending_) packed.extra_grads = host_grads_->handle();
     if (device_grads_from_chain_) packed.grads = device_grads_->handle();
     if (both)
       submit_sgd_update({{host_weights_->handle(), device_grads_->handle(),
                           params.momentum != 0.0f ? host_momenta_->handle() : nullptr}},
                         params, Where::cpu, 0, {host_grads_->handle(), nullptr});
-    host_grads_pending_ = false;
-  } else if (host_grads_ && host_grads_pending_) {  // a CPU plan's packed sum
-    packed.extra_grads = host_grads_->handle();
-    host_grads_pending_ = false;
   }
+  host_grads_pending_ = false;
   for (const auto &[where, side] : by_side) {
     const bool per_layer = kind_of(where) == Where::cpu && !host_grads_ &&
                            side.floats >= kSplitUpdateFloats && split_cpu_updates();

@@ -178,11 +178,16 @@ Trainer::Trainer(const NetworkSpec &spec, ParameterSet &params, const Dataset &t
     cpu_slots_.push_back(m);
     cpu_slot_workers_.push_back(home);
   }
-  // A sample split's CPU networks exchange weights and gradients with the GPU packed (before the
-  // networks are built: their chains read the packed weights). Not across ranks: the rank sum
-  // adds the parameters' gradient slots, which the packed CPU gradients bypass.
-  if (both_kinds && !cpu_slots_.empty() && !config.rank_sum) params.use_host_mirror();
-  if (!both_kinds && !cpu_slots_.empty() && !config.rank_sum) params.use_cpu_packed_sum();
+  // A sample split's CPU networks exchange weights and gradients with the GPU packed, and a CPU
+  // plan's may sum their gradients packed (before the networks are built: their chains read the
+  // packed weights and write the packed gradients). Not across ranks: the rank sum adds the
+  // parameters' gradient slots, which the packed CPU gradients bypass.
+  if (!cpu_slots_.empty() && !config.rank_sum) {
+    if (both_kinds)
+      params.use_host_mirror();
+    else
+      params.use_cpu_packed_sum();
+  }
   for (size_t m = 0; m < micro; ++m)
     networks_.push_back(std::make_unique<Network>(spec, params, int(micro_[m].size),
                                                   int(config.batch), m, micro_[m].placement,
