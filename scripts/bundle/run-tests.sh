@@ -26,13 +26,21 @@ export STARPU_SILENT=1 OPENBLAS_NUM_THREADS=1 STARPU_FXT_TRACE=${STARPU_FXT_TRAC
 # The test binaries run on the libstarpu with FxT (assertions on, and the trace test needs FxT).
 if [[ -d $here/lib/fxt ]]; then export LD_LIBRARY_PATH=$here/lib/fxt${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}; fi
 
+# The test binary runs under its own `timeout`, in a process group of its own: a limit around this
+# script (gpu-session's) stops the script, and the trap stops the running binary with it.
+child=
+trap '[[ -n $child ]] && kill "$child" 2>/dev/null; exit 143' TERM INT
+
 failed=()
 mapfile -t tests <"$here/tests.txt"
 for t in "${tests[@]}"; do
   start=$SECONDS
   # A hung binary must not take the others' time: TEST_TIMEOUT_S seconds each (default 300).
-  timeout -k 5 "${TEST_TIMEOUT_S:-300}" "$here/bin/$t" --gtest_output="xml:$logdir/$t.xml" "$@" >"$logdir/$t.log" 2>&1
+  timeout -k 5 "${TEST_TIMEOUT_S:-300}" "$here/bin/$t" --gtest_output="xml:$logdir/$t.xml" "$@" >"$logdir/$t.log" 2>&1 &
+  child=$!
+  wait "$child"
   rc=$?
+  child=
   [[ $rc -eq 124 || $rc -eq 137 ]] && echo "(killed after ${TEST_TIMEOUT_S:-300}s)" >>"$logdir/$t.log"
   passed=$(grep -o '^\[  PASSED  \] [0-9]*' "$logdir/$t.log" | grep -o '[0-9]*$')
   skipped=$(grep -o '^\[  SKIPPED \] [0-9]* test' "$logdir/$t.log" | grep -o '[0-9]*')
