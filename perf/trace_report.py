@@ -42,6 +42,8 @@ KINDS = [
     ("loss", "#e377c2", lambda n: n.startswith("softmax") or "loss" in n),
     ("update", "#bcbd22", lambda n: n.startswith("sgd")),
     ("load", "#8c564b", lambda n: n.startswith("load")),
+    # A parked CPU worker's sleep (model/runtime/parked_workers.h): busy to StarPU, idle in fact.
+    ("parked (asleep)", "#dddddd", lambda n: n.startswith("parked")),
     ("reduction/other", "#7f7f7f", lambda n: True),
 ]
 TRANSFER_COLOUR = "#000000"

@@ -1,7 +1,8 @@
 // run_with_cpu_workers_parked on two CPU workers, under every test scheduler: while one is parked
 // every CPU task runs on the other; afterwards the parked one runs tasks again (one pinned to it),
 // also after the work threw; keep >= the worker count parks nothing; perf-model measurements taken
-// before parking are still saved at shutdown (creating StarPU contexts resets its calibrate flag).
+// before parking are still saved at shutdown (creating StarPU contexts resets its calibrate flag);
+// parking never turns on StarPU's blocked-in-parallel checks, which outlive the StarPU instance.
 #include "model/runtime/parked_workers.h"
 
 #include "tests/support/starpu_runtime.h"
@@ -16,6 +17,11 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+// libstarpu 1.3's switch for the blocked-in-parallel checks of every
+// starpu_worker_can_execute_task: set by the first worker blocked in parallel, never reset, not
+// even by starpu_shutdown and starpu_init.
+extern "C" int _starpu_worker_parallel_blocks;
 
 namespace starcnn {
 namespace {
@@ -86,6 +92,21 @@ TEST_P(ParkedWorkersTest, ParkingContextsLastUntilStarpuRestarts) {
   runtime_.reset();
   runtime_.emplace(RuntimeOptions{"", GetParam(), 0, nullptr, nullptr, 2});
   EXPECT_FALSE(holds_parking_contexts());
+}
+
+// A later cpu-only run of 16 workers under lws stalled in those checks
+// (perf/results/h100-2026-12-07-g), and every run after parking paid for them.
+TEST_P(ParkedWorkersTest, ParkingLeavesStarpuBlockedInParallelChecksOff) {
+  int during = -1;
+  std::set<int> workers;
+  run_with_cpu_workers_parked(1, [&] {
+    during = _starpu_worker_parallel_blocks;
+    workers = run_tasks(8);
+  });
+  EXPECT_EQ(during, 0);
+  EXPECT_EQ(_starpu_worker_parallel_blocks, 0);
+  EXPECT_EQ(workers, std::set<int>{cpu_worker(0)});
+  EXPECT_EQ(run_tasks(4, cpu_worker(1)), std::set<int>{cpu_worker(1)});
 }
 
 TEST_P(ParkedWorkersTest, WorkersComeBackWhenTheWorkThrows) {
