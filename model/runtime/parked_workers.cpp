@@ -155,8 +155,9 @@ void run_with_cpu_workers_parked(int keep, const std::function<void()> &work) {
   // The sleepers sleep in a task of ours rather than in StarPU's "blocked in parallel" state
   // (starpu_sched_ctx_exec_parallel_code): blocking once turns on, for the rest of the process
   // and every later StarPU in it, a check in every starpu_worker_can_execute_task that locks the
-  // worker and waits for it to relax. A later cpu-only run of 16 workers under lws stalled there
-  // (perf/results/h100-2026-12-07-g, bench-lenet-256.err.stacks).
+  // worker and waits for it to relax. The stacks of a later cpu-only run (16 workers, lws) that
+  // stalled show a worker in that check (perf/results/h100-2026-12-07-g,
+  // bench-lenet-256.err.stacks).
   Gate gate;
   std::vector<starpu_task *> sleeping = put_to_sleep(sleepers, gate);
   unsigned global = kGlobalContext;

@@ -94,7 +94,7 @@ TEST_P(ParkedWorkersTest, ParkingContextsLastUntilStarpuRestarts) {
   EXPECT_FALSE(holds_parking_contexts());
 }
 
-// A later cpu-only run of 16 workers under lws stalled in those checks
+// The stacks of a later cpu-only run (16 workers, lws) that stalled show a worker in those checks
 // (perf/results/h100-2026-12-07-g), and every run after parking paid for them.
 TEST_P(ParkedWorkersTest, ParkingLeavesStarpuBlockedInParallelChecksOff) {
   int during = -1;
