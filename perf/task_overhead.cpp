@@ -32,11 +32,15 @@
 //                  lenet's packed weights that all read, one of that size its own to write (its
 //                  gradients) and a small one that all share in STARPU_REDUX (the loss sums).
 //                  Which of the three the stagger needs is what they tell apart.
+// With --after-parking, a first StarPU of the process parks its CPU workers once and stops before
+// the measured one starts: the state in which train_benchmark's later configurations and auto's
+// later candidates run (model/runtime/parked_workers.h).
 // Medians over --rounds. One JSON line on stdout, a table on stderr.
 #include "apps/cli/args.h"
 #include "codelets/accumulate.h"
 #include "codelets/support/codelet_support.h"
 #include "model/io/json.h"
+#include "model/runtime/parked_workers.h"
 #include "model/runtime/runtime.h"
 #include "perf/bench_support.h"
 
@@ -53,6 +57,7 @@ namespace {
 
 struct Options {
   long tasks = 2000, rounds = 5;
+  bool after_parking = false;
 };
 
 // The fan-out's handles per task: a batch load's 2, a sample split's CPU chain with packed
@@ -267,6 +272,10 @@ int run(const Options &o) {
 #ifdef STARPU_SIMGRID
   throw std::runtime_error("task_overhead measures a real machine: build it without SimGrid");
 #endif
+  if (o.after_parking) {
+    Runtime first;
+    run_with_cpu_workers_parked(1, [] {});
+  }
   Runtime runtime;
   const MachineWorkers workers = runtime.workers();
   std::vector<WorkerMask> masks = cpu_worker_masks();
@@ -373,6 +382,7 @@ int run(const Options &o) {
       .integer("cuda_workers", workers.cuda)
       .integer("tasks", o.tasks)
       .integer("rounds", o.rounds)
+      .boolean("after_parking", o.after_parking)
       .fixed("submit_us", median(submit_times), 3)
       .fixed("cpu_chain_us", median(cpu_times), 3)
       .fixed("cpu_chain_moved", median(moved), 3);
@@ -428,6 +438,10 @@ int main(int argc, char **argv) {
     args.add("tasks", "N", "tasks per measurement", &o.tasks, 10, 1000000);
     args.add("rounds", "N", "timed rounds (the median is reported), after one untimed", &o.rounds,
              1, 1000);
+    args.add_flag("after-parking",
+                  "first start a StarPU, park its CPU workers but one once and stop it (as "
+                  "train_benchmark's all-cuda does before its later configurations)",
+                  &o.after_parking);
     if (!args.parse(argc, argv)) return 0;
     return run(o);
   });
