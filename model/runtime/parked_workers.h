@@ -11,11 +11,11 @@ namespace starcnn {
 // Runs `work` with every CPU worker but the first `keep` asleep; the tasks this thread submits
 // meanwhile go to a scheduling context of the awake workers (same policy) and run there. The
 // workers are given back afterwards, also when `work` throws (its exception is rethrown). Nothing
-// is parked when `keep` is not below the CPU worker count; `keep` must be at least 1 (batches load
-// on a CPU worker). Call with no task in flight, from the thread that submits `work`'s tasks
-// (another thread's starpu_task_wait_for_all would also wait for the sleepers); each call takes
-// one of StarPU's scheduling contexts for the rest of the run (STARPU_NMAX_SCHED_CTXS, 10 by
-// default).
+// is parked when `keep` is not below the CPU worker count, nor in a SimGrid build (its workers do
+// not poll); `keep` must be at least 1 (batches load on a CPU worker). Call with no task in
+// flight, from the thread that submits `work`'s tasks (another thread's starpu_task_wait_for_all
+// would also wait for the sleepers); each call takes one of StarPU's scheduling contexts for the
+// rest of the run (STARPU_NMAX_SCHED_CTXS, 10 by default).
 void run_with_cpu_workers_parked(int keep, const std::function<void()> &work);
 
 // CPU workers asleep now (0 outside run_with_cpu_workers_parked).
