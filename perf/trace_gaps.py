@@ -9,7 +9,9 @@ perf/task_overhead's cpu_handoff_us and cpu_chain_us stand for in simulation. Th
 readied by an input task, the gap per codelet beside the handles its tasks name (StarPU 1.3's
 cost of a release grows with them), and the gap by release order: tasks readied by the same
 input task (a CPU update releasing a sample split's chains) in the order they started, the k-th
-of them waiting for the k - 1 released before it.
+of them waiting for the k - 1 released before it. Last, each codelet's run time per worker
+where it ran on two workers or more: tasks of the same work (a sample split's equal CPU chains)
+that run slower on some workers than on others point at the host's cores, not at StarPU.
 
 Usage: python3 perf/trace_gaps.py DIR [DIR...]
 """
@@ -86,6 +88,16 @@ def by_release_order(records):
     return out
 
 
+def durations_by_worker(records):
+    """{codelet: {worker: [run time us]}} of the codelets that ran on two workers or more."""
+    out = {}
+    for r in records:
+        if "StartTime" in r and "EndTime" in r and "WorkerId" in r:
+            run = (float(r["EndTime"]) - float(r["StartTime"])) * 1000
+            out.setdefault(r["Name"], {}).setdefault(int(r["WorkerId"]), []).append(run)
+    return {name: workers for name, workers in out.items() if len(workers) > 1}
+
+
 def print_quantiles(title, rows):
     """rows: (label, [values]) pairs."""
     print(f"  {title:40} {'count':>6} {'p25':>7} {'median':>7} {'p75':>7} {'p90':>7}")
@@ -113,6 +125,12 @@ def main():
         order = by_release_order(records)
         print_quantiles("readied together: k-th to start",
                         [(str(k), order[k]) for k in sorted(order)])
+        print("  run time per worker (us, median of the worker's tasks; slowest / fastest):")
+        for name, workers in sorted(durations_by_worker(records).items()):
+            medians = {w: quantile(v, .5) for w, v in workers.items()}
+            spread = max(medians.values()) / max(min(medians.values()), 1e-9)
+            cells = " ".join(f"w{w} {medians[w]:.0f} ({len(workers[w])})" for w in sorted(workers))
+            print(f"  {name:40} {spread:5.2f}x  {cells}")
 
 
 if __name__ == "__main__":

@@ -66,6 +66,13 @@ class TraceGapsTest(unittest.TestCase):
                  for k, values in gaps.by_release_order(records).items()}
         self.assertEqual(order, {1: [5], 2: [40]})
 
+    def test_durations_by_worker(self):
+        records = gaps.read_rec(os.path.join(self.dir, "tasks.rec"))
+        durations = {name: {w: [round(v, 6) for v in runs] for w, runs in workers.items()}
+                     for name, workers in gaps.durations_by_worker(records).items()}
+        # Only starcnn_linear_forward ran on two workers (3 on worker 1, 5 on worker 3).
+        self.assertEqual(durations, {"starcnn_linear_forward": {1: [80], 3: [95]}})
+
 
 if __name__ == "__main__":
     unittest.main()
