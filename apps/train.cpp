@@ -105,7 +105,8 @@ Options parse_options(int argc, char **argv, bool *run) {
   args.add("plan", "PLAN",
            "where the work runs: auto (measures the GPU alone, the CPU alone, a filter split and "
            "sample splits for a few steps each and keeps the fastest; the default with CUDA "
-           "workers), cuda, cpu, samples:K[/M] (K samples of each step on the CPU workers), "
+           "workers), cuda, cpu, samples:K[/M][xB] (K samples of each step on the CPU workers, "
+           "in M chains; xB: the chains claim blocks of B samples from each other), "
            "none (the scheduler places every op; the default without CUDA workers), or a split "
            "of every conv's filters: even:K, cpu:N, F@cpu,F@cuda,...; cudaN (as a plan or a "
            "part's place, F@cuda0,F@cuda1) pins work to CUDA device N's worker; per layer with "

@@ -178,7 +178,8 @@ std::vector<PartTask> part_tasks(const SplitPlan &plan, uint32_t n) {
 
 std::string SampleSplit::describe() const {
   return "samples:" + std::to_string(cpu_samples) +
-         (cpu_micro_batches > 0 ? "/" + std::to_string(cpu_micro_batches) : "");
+         (cpu_micro_batches > 0 ? "/" + std::to_string(cpu_micro_batches) : "") +
+         (cpu_block > 0 ? "x" + std::to_string(cpu_block) : "");
 }
 
 bool parse_sample_split(const std::string &text, SampleSplit *split) {
@@ -186,7 +187,12 @@ bool parse_sample_split(const std::string &text, SampleSplit *split) {
   std::string rest = text.substr(8);
   const size_t slash = rest.find('/');
   SampleSplit parsed;
-  if (slash != std::string::npos) {
+  const size_t x = rest.find('x');
+  if (x != std::string::npos) {
+    parsed.cpu_block = parse_positive(text, rest.substr(x + 1), "B");
+    rest = rest.substr(0, x);
+  }
+  if (slash != std::string::npos && slash < rest.size()) {
     parsed.cpu_micro_batches = parse_positive(text, rest.substr(slash + 1), "M");
     rest = rest.substr(0, slash);
   }

@@ -50,7 +50,7 @@ struct MachineWorkers {
 //   cuda, cpu   one part on that kind of worker (as a whole-network plan: every op there)
 //   cudaN       one part on the worker of CUDA device N (N from 0; as a whole-network plan:
 //               every op there)
-//   samples:K[/M]  the sample split (see SampleSplit); the layer itself is whole on CUDA
+//   samples:K[/M][xB]  the sample split (see SampleSplit); the layer itself is whole on CUDA
 //   even:K      K parts of (nearly) equal size, any worker
 //   cpu:N       N filters on the CPU workers (cut by samples into one task per CPU worker), the
 //               rest on CUDA workers
@@ -60,14 +60,17 @@ struct MachineWorkers {
 // Throws std::invalid_argument with a message that quotes the text and says what is wrong.
 SplitPlan parse_split_plan(const std::string &text, int filters, const MachineWorkers &workers);
 
-// The split by samples, `samples:K[/M]`: each step, K samples of the batch go through the whole
-// network on the CPU workers, as M micro-batches (independent task chains; 0: one per CPU worker,
-// of 16 samples or more), and the rest through it on the CUDA workers; the parameter gradients of
-// both are summed. Weights live on the CUDA side.
+// The split by samples, `samples:K[/M][xB]`: each step, K samples of the batch go through the
+// whole network on the CPU workers, as M micro-batches (independent task chains; 0: one per CPU
+// worker, of 16 samples or more), and the rest through it on the CUDA workers; the parameter
+// gradients of both are summed. Weights live on the CUDA side. With xB the pinned chains take
+// blocks of B samples from all of them while any is left (model/nn/chain_claims.h), so that a
+// faster CPU worker does more.
 struct SampleSplit {
   int cpu_samples = 0;
   int cpu_micro_batches = 0;
-  std::string describe() const;  // "samples:K" or "samples:K/M"
+  int cpu_block = 0;
+  std::string describe() const;  // "samples:K", "samples:K/M", "samples:K/MxB", "samples:KxB"
 };
 // True when `text` is a sample split (then *split holds it); throws std::invalid_argument for a
 // malformed one.

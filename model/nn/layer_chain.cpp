@@ -10,14 +10,22 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 
 namespace starcnn {
 
-LayerChain::Program unpack_program(void *buffers[], void *cl_arg) {
+LayerChain::Program unpack_program(void *buffers[], void *cl_arg, ClaimTicket *ticket) {
   LayerChain::Program p;
-  starpu_codelet_unpack_args(cl_arg, &p);
-  STARPU_ASSERT(vector_length(buffers[0]) == p.input_floats);
-  STARPU_ASSERT(vector_length(buffers[1]) == p.batch);
+  if (ticket)
+    starpu_codelet_unpack_args(cl_arg, &p, ticket);
+  else
+    starpu_codelet_unpack_args(cl_arg, &p);
+  if (p.claims)  // the chain's own share, of any size, each sample input_floats / batch floats
+    STARPU_ASSERT(vector_length(buffers[0]) * p.batch ==
+                  p.input_floats * vector_length(buffers[1]));
+  else
+    STARPU_ASSERT(vector_length(buffers[0]) == p.input_floats &&
+                  vector_length(buffers[1]) == p.batch);
   return p;
 }
 
@@ -46,6 +54,11 @@ namespace {
 starpu_perfmodel cpu_chain_model = history_model("starcnn_cpu_chain");
 starpu_codelet cpu_chain_codelet =
     make_codelet("cpu_chain", layer_chain_cpu_task, nullptr, &cpu_chain_model, {});
+// A claiming chain's model reads its program alone: the ticket, its second argument, changes at
+// every step.
+starpu_perfmodel cpu_chain_claims_model = shape_history_model("starcnn_cpu_chain_claims");
+starpu_codelet cpu_chain_claims_codelet = make_codelet(
+    "cpu_chain_claims", layer_chain_cpu_claims_task, nullptr, &cpu_chain_claims_model, {});
 // Each math its own model: the simulation estimates a batch never run from the entries of other
 // batches, and a TF32 chain's must not be taken from FP32 ones of the same data size.
 starpu_perfmodel cuda_chain_model = history_model("starcnn_cuda_chain");
@@ -69,9 +82,11 @@ constexpr unsigned kCudaChainWarmupLaunches = 4;  // two batch slots, each launc
 
 std::optional<LayerChain> LayerChain::build(const NetworkSpec &spec, ParameterSet &params,
                                             int batch, int loss_batch, size_t grad_slot, Where side,
-                                            CudaChain cuda) {
+                                            CudaChain cuda, int claim_block) {
   Program p = Program();  // zeroed padding too: the perf model hashes the program's bytes
-  const uint32_t n = uint32_t(batch);
+  const bool claims = claim_block > 0 && kind_of(side) == Where::cpu;
+  const uint32_t n = uint32_t(claims ? claim_block : batch);  // every chain's block alike
+  p.claims = claims ? 1 : 0;
   p.batch = n;
   p.loss_batch = uint32_t(loss_batch);
   p.classes = uint32_t(spec.output().size());
@@ -154,6 +169,8 @@ std::optional<LayerChain> LayerChain::build(const NetworkSpec &spec, ParameterSe
   // instead of the slot's parameter gradients).
   const Tensor *grads = params.chain_grads(grad_slot, chain.cuda_);
   p.packed_grads = grads != nullptr;
+  if (claims && !grads) return std::nullopt;  // its blocks add into one packed vector
+  chain.claims_ = claims;
   for (const auto &[w, b] : weights)  // the order layer_params reads
     for (Parameter *t : {w, b}) {
       if (!packed) chain.params_.push_back({t->value(0).handle(), STARPU_R});
@@ -173,11 +190,24 @@ std::optional<LayerChain> LayerChain::build(const NetworkSpec &spec, ParameterSe
 }
 
 void LayerChain::submit(const Tensor &images, const Tensor &labels, const Tensor &stats,
-                        Where where) const {
+                        Where where, const Peers *peers) const {
   std::vector<starpu_data_descr> buffers = {
       {images.handle(), STARPU_R}, {labels.handle(), STARPU_R}, {stats.handle(), STARPU_REDUX}};
   buffers.insert(buffers.end(), params_.begin(), params_.end());
   for (const auto &s : scratch_) buffers.push_back({s->handle(), STARPU_SCRATCH});
+  if (claims_) {
+    if (!peers || peers->images.size() != peers->labels.size() ||
+        peers->images.size() + 1 != peers->ticket.chains)
+      throw std::logic_error("a claiming chain's task needs its split's other chains");
+    for (size_t c = 0; c < peers->images.size(); ++c) {
+      buffers.push_back({peers->images[c]->handle(), STARPU_R});
+      buffers.push_back({peers->labels[c]->handle(), STARPU_R});
+    }
+    insert_task(cpu_chain_claims_codelet, "cpu_chain", where, 0, STARPU_DATA_MODE_ARRAY,
+                buffers.data(), int(buffers.size()), STARPU_VALUE, program_.data(), program_.size(),
+                STARPU_VALUE, &peers->ticket, sizeof(ClaimTicket));
+    return;
+  }
   starpu_codelet &codelet = !cuda_                                   ? cpu_chain_codelet
                             : launches_++ < kCudaChainWarmupLaunches ? cuda_chain_warmup_codelet
                             : fp32_                                  ? cuda_chain_fp32_codelet

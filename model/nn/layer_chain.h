@@ -11,6 +11,7 @@
 // The numbers are the layer tasks' (the same kernels, in the same order).
 #pragma once
 
+#include "model/nn/chain_claims.h"
 #include "model/nn/network_spec.h"
 #include "model/nn/parameter_set.h"
 #include "model/nn/tensor.h"
@@ -34,13 +35,26 @@ class LayerChain {
   // slot `grad_slot`, run on the workers of `side`'s kind (the CPU's reads the packed weights where
   // the parameter set has them; `cuda` says how the CUDA one launches its kernels); nullopt when a
   // layer cannot run in it (a convolution cut into filter parts, more layers than kMaxChainOps).
+  // `claim_block` > 0 (a CPU chain of packed gradients): the chain runs blocks of that many
+  // samples that it claims from its split's chains (chain_claims.h); see submit.
   static std::optional<LayerChain> build(const NetworkSpec &spec, ParameterSet &params, int batch,
                                          int loss_batch, size_t grad_slot, Where side,
-                                         CudaChain cuda = CudaChain::graph);
+                                         CudaChain cuda = CudaChain::graph, int claim_block = 0);
+
+  // The other chains of a claiming chain's split in this step: their images and labels in the
+  // chains' order (the ticket's own chain's left out) and the ticket.
+  struct Peers {
+    std::vector<const Tensor *> images, labels;
+    ClaimTicket ticket;
+  };
 
   // Submits the task on `where` (a worker of the chain's side): images [batch, C, H, W] and
-  // int32 labels in, the loss sum and correct count added into `stats` (softmax_xent.h).
-  void submit(const Tensor &images, const Tensor &labels, const Tensor &stats, Where where) const;
+  // int32 labels in, the loss sum and correct count added into `stats` (softmax_xent.h). A
+  // claiming chain's task needs `peers`; it writes its gradient slot whatever it claims (zeros
+  // when it claims nothing).
+  void submit(const Tensor &images, const Tensor &labels, const Tensor &stats, Where where,
+              const Peers *peers = nullptr) const;
+  bool claims() const { return claims_; }
 
   // The chain's packed description of its layers (the task's argument; layer_chain_program.h).
   struct Op;
@@ -49,7 +63,8 @@ class LayerChain {
  private:
   LayerChain() = default;
   bool cuda_ = false;
-  bool fp32_ = false;  // a CUDA chain's convolutions in strict FP32 (its own perf model)
+  bool fp32_ = false;    // a CUDA chain's convolutions in strict FP32 (its own perf model)
+  bool claims_ = false;  // a CPU chain claiming blocks of its split's samples
   // The task's parameter buffers, in layer_chain_program.h's order.
   std::vector<starpu_data_descr> params_;
   // A CUDA chain's scratch buffers (activations, their gradients, argmax), shared by its copies.

@@ -7,6 +7,7 @@
 #include "codelets/linear_backward.h"
 #include "codelets/relu.h"
 #include "codelets/softmax_xent.h"
+#include "model/nn/chain_claims.h"
 #include "model/nn/layer_chain_walk.h"
 
 #include <algorithm>
@@ -59,20 +60,91 @@ struct CpuKernels {
   }
 };
 
-}  // namespace
+// The activations, their gradients, the im2col scratch and the pools' argmax of `p`, kept per
+// worker thread from task to task.
+struct ChainScratch {
+  float *act, *grad;
+  int32_t *argmax;
+  CpuKernels kernels;
+};
 
-void layer_chain_cpu_task(void *buffers[], void *cl_arg) {
-  const LayerChain::Program p = unpack_program(buffers, cl_arg);
+ChainScratch chain_scratch(const LayerChain::Program &p) {
   thread_local std::vector<float> act, grad, col;
   thread_local std::vector<int32_t> argmax;
   act.resize(p.act_floats);
   grad.resize(p.act_floats);
   col.resize(p.col_floats);
   argmax.resize(std::max<uint64_t>(1, p.argmax_ints));
+  return {act.data(), grad.data(), argmax.data(), CpuKernels{col.data()}};
+}
+
+// `p` for a block of n <= p.batch samples: the same buffers' offsets, fewer samples in them.
+LayerChain::Program with_batch(const LayerChain::Program &p, uint32_t n) {
+  LayerChain::Program q = p;
+  q.batch = n;
+  q.input_floats = p.input_floats / p.batch * n;
+  for (uint32_t i = 0; i < p.ops; ++i) {
+    LayerChain::Op &op = q.op[i];
+    op.conv.n = op.pool.n = op.linear.n = n;
+    op.out_size = p.op[i].out_size / p.batch * n;
+  }
+  return q;
+}
+
+}  // namespace
+
+void layer_chain_cpu_task(void *buffers[], void *cl_arg) {
+  const LayerChain::Program p = unpack_program(buffers, cl_arg);
+  ChainScratch s = chain_scratch(p);
   const std::vector<LayerParams> params = layer_params(p, buffers);
-  CpuKernels kernels{col.data()};
   walk_layer_chain(p, params.data(), vector_data(buffers[0]), int32_vector_data(buffers[1]),
-                   vector_data(buffers[2]), act.data(), grad.data(), argmax.data(), kernels);
+                   vector_data(buffers[2]), s.act, s.grad, s.argmax, s.kernels);
+}
+
+// A claiming chain (chain_claims.h): blocks of p.batch samples of any chain of its split, each
+// through the layers, until the split's blocks are all taken. The first block's gradients go into
+// the chain's packed vector, the later ones' into a scratch vector added to it.
+void layer_chain_cpu_claims_task(void *buffers[], void *cl_arg) {
+  ClaimTicket ticket;
+  const LayerChain::Program p = unpack_program(buffers, cl_arg, &ticket);
+  STARPU_ASSERT(p.claims && p.packed_grads && ticket.claims && ticket.own < ticket.chains);
+  const unsigned grads_buffer = first_scratch_buffer(p) - 1, peers = first_scratch_buffer(p);
+  const auto chain_buffer = [&](uint32_t chain, unsigned which) {  // which: 0 images, 1 labels
+    if (chain == ticket.own) return buffers[which];
+    return buffers[peers + 2 * (chain < ticket.own ? chain : chain - 1) + which];
+  };
+  std::vector<uint32_t> samples(ticket.chains);
+  for (uint32_t c = 0; c < ticket.chains; ++c)
+    samples[c] = uint32_t(vector_length(chain_buffer(c, 1)));
+  const std::vector<ChainBlock> blocks = chain_blocks(samples, p.batch);
+  const uint64_t sample_floats = p.input_floats / p.batch;
+  ChainScratch s = chain_scratch(p);
+  std::vector<LayerParams> params = layer_params(p, buffers);
+  float *grads = vector_data(buffers[grads_buffer]);
+  const size_t grad_floats = vector_length(buffers[grads_buffer]);
+  thread_local std::vector<float> extra;
+  bool first = true, redirected = false;
+  for (uint32_t b;
+       (b = claim_block(*ticket.claims, ticket.step, uint32_t(blocks.size()))) < blocks.size();) {
+    const ChainBlock &block = blocks[b];
+    if (!first && !redirected) {  // later blocks' gradients at the same offsets in `extra`
+      redirected = true;
+      extra.resize(grad_floats);
+      for (LayerParams &l : params) {
+        l.dw = extra.data() + (l.dw - grads);
+        l.db = extra.data() + (l.db - grads);
+      }
+    }
+    const LayerChain::Program q = block.samples == p.batch ? p : with_batch(p, block.samples);
+    walk_layer_chain(q, params.data(),
+                     vector_data(chain_buffer(block.chain, 0)) + block.first * sample_floats,
+                     int32_vector_data(chain_buffer(block.chain, 1)) + block.first,
+                     vector_data(buffers[2]), s.act, s.grad, s.argmax, s.kernels);
+    if (!first)
+      for (size_t i = 0; i < grad_floats; ++i) grads[i] += extra[i];
+    first = false;
+  }
+  if (first) std::fill(grads, grads + grad_floats, 0.0f);  // the slot is summed all the same
 }
 
 }  // namespace starcnn

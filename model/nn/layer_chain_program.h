@@ -8,6 +8,7 @@
 #include "model/nn/conv_layer.h"
 #include "model/nn/layer_chain.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -41,15 +42,23 @@ struct LayerChain::Program {
   // CUDA: the convolution math it was built under (a ConvMath), so that the perf model, which
   // hashes the program, keeps FP32 and TF32 chains apart.
   uint32_t math = 0;
+  // CPU: 1 when the chain claims blocks of `batch` samples from its split's chains (ChainClaims),
+  // its own images and labels holding a chain's whole share. It fills the padding before
+  // input_floats, so that the programs without it keep their bytes, and their perf models.
+  uint32_t claims = 0;
   uint64_t input_floats = 0, act_floats = 0, argmax_ints = 0, col_floats = 1;
   Op op[kMaxChainOps];
 };
+static_assert(offsetof(LayerChain::Program, claims) + sizeof(uint32_t) ==
+                  offsetof(LayerChain::Program, input_floats),
+              "Program::claims must stay in the padding before input_floats");
 
 // Buffers: images, labels, stats; the packed weights where the program has them (CPU only);
 // per layer with parameters w, dw, b, db, leaving out the weights where they come packed and the
 // gradients where they go packed; the packed gradients where the program has them. A CUDA
 // chain's then end with its scratch: activations (act_floats + kXentStatsSize), their gradients
-// (act_floats) and the pools' argmax (argmax_ints, at least 1).
+// (act_floats) and the pools' argmax (argmax_ints, at least 1). A claiming CPU chain's end with the
+// other chains' images and labels, in the chains' order (ClaimTicket::own left out).
 constexpr unsigned kFirstParamBuffer = 3;
 
 struct LayerParams {
@@ -57,8 +66,9 @@ struct LayerParams {
   float *dw, *db;
 };
 
-// The task's program, its images and labels checked against it.
-LayerChain::Program unpack_program(void *buffers[], void *cl_arg);
+// The task's program (and a claiming chain's ticket, its second argument), its images and labels
+// checked against it.
+LayerChain::Program unpack_program(void *buffers[], void *cl_arg, ClaimTicket *ticket = nullptr);
 
 // The parameters of the program's layers, in order, from the task's buffers.
 std::vector<LayerParams> layer_params(const LayerChain::Program &p, void *buffers[]);
@@ -76,6 +86,7 @@ inline unsigned first_scratch_buffer(const LayerChain::Program &p) {
 }
 
 void layer_chain_cpu_task(void *buffers[], void *cl_arg);
+void layer_chain_cpu_claims_task(void *buffers[], void *cl_arg);
 #ifdef STARCNN_USE_CUDA
 void layer_chain_cuda_task(void *buffers[], void *cl_arg);
 #endif

@@ -99,7 +99,8 @@ Network::Network(const NetworkSpec &spec, ParameterSet &params, int batch, int l
   }
   if (layers_.empty()) throw std::invalid_argument(spec.source + ": the network has no layers");
   if (fuse && place.convs_at_home && kind_of(home_) == Where::cpu && device_of(home_) >= 0)
-    chain_ = LayerChain::build(spec, params, batch_, loss_batch_, grad_slot, home_);
+    chain_ = LayerChain::build(spec, params, batch_, loss_batch_, grad_slot, home_,
+                               CudaChain::graph, place.claim_block);
   if (fuse && kind_of(home_) == Where::cuda &&
       (place.convs_at_home || convs_whole_on_cuda(params, spec, n)))
     chain_ = LayerChain::build(spec, params, batch_, loss_batch_, grad_slot, home_, cuda_chain);
@@ -132,9 +133,10 @@ void Network::backward(const Tensor &input, const Tensor &labels) {
   backward_layers(input);
 }
 
-void Network::forward_backward(const Tensor &input, const Tensor &labels, const Tensor &stats) {
+void Network::forward_backward(const Tensor &input, const Tensor &labels, const Tensor &stats,
+                               const LayerChain::Peers *peers) {
   if (chain_) {
-    chain_->submit(input, labels, stats, home_);
+    chain_->submit(input, labels, stats, home_, peers);
     return;
   }
   if (!fuse_) {

@@ -21,6 +21,9 @@ namespace starcnn {
 struct NetworkPlacement {
   Where home = Where::any;
   bool convs_at_home = false;
+  // A chain pinned to a CPU worker: > 0 claims blocks of this many samples from its split's
+  // chains (chain_claims.h) instead of running its own samples alone.
+  int claim_block = 0;
 };
 
 class Network {
@@ -52,7 +55,10 @@ class Network {
   // computes the loss and its gradient in one task, and one pinned to a CPU worker (a CPU
   // micro-batch's chain) or wholly on CUDA (with cuda_chain) runs the whole pass as one task
   // (LayerChain).
-  void forward_backward(const Tensor &input, const Tensor &labels, const Tensor &stats);
+  // A claiming chain's (claims()) needs its split's other chains (LayerChain::submit).
+  void forward_backward(const Tensor &input, const Tensor &labels, const Tensor &stats,
+                        const LayerChain::Peers *peers = nullptr);
+  bool claims() const { return chain_ && chain_->claims(); }
   const Tensor &logits() const { return layers_.back()->output(); }
   // One line per layer, for the run's header.
   std::vector<std::string> describe() const;

@@ -21,4 +21,10 @@ int64_t forward_macs_per_sample(const NetworkSpec &spec);
 size_t min_samples_per_cpu_chain(const NetworkSpec &spec);
 constexpr int64_t kCpuChainMacs = 5'000'000;
 
+// The block that claiming chains (samples:KxB, model/nn/chain_claims.h) take at a time, for
+// chains of `chain_samples` or more: half of that, so that a faster worker can take a block more.
+inline size_t claim_block_samples(size_t chain_samples) {
+  return chain_samples > 1 ? chain_samples / 2 : 1;
+}
+
 }  // namespace starcnn

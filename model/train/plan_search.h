@@ -9,6 +9,8 @@
 //               tried at three shares around it, then halfway from the fastest of them towards
 //               each side, when the CPU alone is not hopelessly slower; every share moved to
 //               the nearest that cuts into CPU chains of equal length (even_chain_share)
+//   samples:KxB the fastest of those shares, and one an eighth larger, with chains that claim
+//               blocks of B samples of each other's (claim_block_samples; not simulated)
 // With several CUDA workers, also (the GPUs against each other; the CPU candidates as above):
 //   cuda0                   the first GPU alone, instead of cuda (which lets the scheduler
 //                           spread whole ops over the GPUs)

@@ -156,6 +156,27 @@ void pin_cpu_chains(std::vector<MicroBatch> &cut, const ParameterSet &params,
     chains[k]->placement = NetworkPlacement{cpu_worker(first + int(k)), true};
 }
 
+void claim_cpu_chains(std::vector<MicroBatch> &cut, const SampleSplit &split) {
+  if (split.cpu_block <= 0) return;
+  std::vector<MicroBatch *> pinned;
+  size_t largest = 0;
+  for (MicroBatch &m : cut)
+    if (m.placement && m.placement->convs_at_home && kind_of(m.placement->home) == Where::cpu &&
+        device_of(m.placement->home) >= 0) {
+      pinned.push_back(&m);
+      largest = std::max(largest, m.size);
+    }
+  // Every chain's program runs blocks of one size (the activations sized for it), no larger than
+  // the largest chain.
+  for (MicroBatch *m : pinned)
+    m->placement->claim_block = int(std::min(size_t(split.cpu_block), largest));
+  if (pinned.empty())
+    throw std::invalid_argument(split.describe() +
+                                ": its CPU chains claim blocks only when each is pinned to a CPU "
+                                "worker (not with chains left to the scheduler, nor with more "
+                                "chains than CPU workers but the first)");
+}
+
 Trainer::Trainer(const NetworkSpec &spec, ParameterSet &params, const Dataset &train,
                  const TrainConfig &config)
     : spec_(spec),
@@ -169,6 +190,7 @@ Trainer::Trainer(const NetworkSpec &spec, ParameterSet &params, const Dataset &t
   const int cpu_workers = int(starpu_cpu_worker_get_count());
   micro_ = cut_batch(config, cpu_workers);
   pin_cpu_chains(micro_, params, spec, cpu_workers, config.pin_cpu_chains);
+  claim_cpu_chains(micro_, config.samples);
   const size_t micro = micro_.size();
   const bool both_kinds = config.samples.cpu_samples > 0;
   params.use_grad_slots(micro);
@@ -192,6 +214,16 @@ Trainer::Trainer(const NetworkSpec &spec, ParameterSet &params, const Dataset &t
     networks_.push_back(std::make_unique<Network>(spec, params, int(micro_[m].size),
                                                   int(config.batch), m, micro_[m].placement,
                                                   config.fuse_layers, config.cuda_chain));
+  for (size_t m = 0; m < micro; ++m)
+    if (networks_[m]->claims()) claiming_.push_back(m);
+  if (config.samples.cpu_block > 0) {
+    if (claiming_.empty())
+      throw std::invalid_argument(config.samples.describe() +
+                                  ": its CPU chains cannot claim blocks here (they add their "
+                                  "gradients packed: not with STARCNN_CPU_GRAD_SUM other than "
+                                  "packed, nor across ranks)");
+    claims_ = std::make_unique<ChainClaims>();
+  }
   for (int slot = 0; slot < 2; ++slot)
     for (size_t m = 0; m < micro; ++m) {
       const int size = networks_[m]->batch();
@@ -202,6 +234,20 @@ Trainer::Trainer(const NetworkSpec &spec, ParameterSet &params, const Dataset &t
   stats_ = Tensor({int(kXentStatsSize)}, "loss_stats");
   stats_where_ = both_kinds ? Where::any : params_.home();  // where the loss tasks run
   set_sum_reduction(stats_.handle(), stats_where_);
+}
+
+LayerChain::Peers Trainer::claim_peers(size_t network, size_t slot, uint64_t step) const {
+  LayerChain::Peers peers;
+  peers.ticket = {claims_.get(), step, 0, uint32_t(claiming_.size())};
+  for (size_t c = 0; c < claiming_.size(); ++c) {
+    if (claiming_[c] == network) {
+      peers.ticket.own = uint32_t(c);
+      continue;
+    }
+    peers.images.push_back(&images_[slot * networks_.size() + claiming_[c]]);
+    peers.labels.push_back(&labels_[slot * networks_.size() + claiming_[c]]);
+  }
+  return peers;
 }
 
 float Trainer::lr_at(int64_t step) const {
@@ -230,11 +276,23 @@ EpochSummary Trainer::train_epoch(size_t epoch,
   size_t window_steps = 0;
   for (size_t b = 0; b < batches && !stop.load() && !reached_max_steps(); ++b) {
     const uint64_t submitted = submitted_task_count();
+    const size_t slot = b % 2, first = slot * networks_.size();
+    // Claiming chains read each other's samples: every load is submitted before them.
+    const bool claiming = !claiming_.empty();
+    if (claiming) {
+      ++claim_step_;
+      for (size_t m = 0; m < networks_.size(); ++m)
+        submit_load_batch(batcher_, b, images_[first + m], labels_[first + m], micro_[m].first);
+    }
     for (size_t m = 0; m < networks_.size(); ++m) {
-      const Tensor &images = images_[(b % 2) * networks_.size() + m];
-      const Tensor &labels = labels_[(b % 2) * networks_.size() + m];
-      submit_load_batch(batcher_, b, images, labels, micro_[m].first);
-      networks_[m]->forward_backward(images, labels, stats_);
+      const Tensor &images = images_[first + m], &labels = labels_[first + m];
+      if (!claiming) submit_load_batch(batcher_, b, images, labels, micro_[m].first);
+      if (networks_[m]->claims()) {
+        const LayerChain::Peers peers = claim_peers(m, slot, claim_step_);
+        networks_[m]->forward_backward(images, labels, stats_, &peers);
+      } else {
+        networks_[m]->forward_backward(images, labels, stats_);
+      }
     }
     params_.submit_sum_grads(networks_.size(), cpu_slots_, cpu_slot_workers_);
     // Data-parallel: the update below applies the gradients of the whole batch, every rank's.

@@ -116,6 +116,11 @@ std::vector<MicroBatch> cut_batch(const TrainConfig &config, int cpu_workers);
 void pin_cpu_chains(std::vector<MicroBatch> &cut, const ParameterSet &params,
                     const NetworkSpec &spec, int cpu_workers, CpuChains mode = CpuChains::pinned);
 
+// With a sample split's xB (`split.cpu_block`), lets the chains pinned to CPU workers claim blocks
+// of B samples from each other (model/nn/chain_claims.h). Throws std::invalid_argument where no
+// chain is pinned (more chains than CPU workers).
+void claim_cpu_chains(std::vector<MicroBatch> &cut, const SampleSplit &split);
+
 // What split plans are made for when a step runs as `micro_batches` micro-batches: the largest
 // micro-batch, and the CPU workers the other micro-batches' chains leave it (cutting a CPU part
 // that every worker already has a chain for only adds tasks).
@@ -167,6 +172,8 @@ class Trainer {
   uint64_t tasks_per_step() const { return tasks_per_step_; }
   const Network &network() const { return *networks_.front(); }
   size_t micro_batches() const { return networks_.size(); }
+  // The CPU chains that claim blocks of each other's samples (samples:K/MxB), 0 without.
+  size_t claiming_chains() const { return claiming_.size(); }
   size_t batches_per_epoch() const { return batcher_.batch_count(); }
   // The learning rate of training step `step` (see TrainConfig::cosine_lr).
   float lr_at(int64_t step) const;
@@ -177,6 +184,10 @@ class Trainer {
   }
 
  private:
+  // A claiming network's peers in the step that loads batch slot `slot` (0 or 1), the step's
+  // number `step`: the other claiming chains' images and labels.
+  LayerChain::Peers claim_peers(size_t network, size_t slot, uint64_t step) const;
+
   const NetworkSpec &spec_;
   ParameterSet &params_;
   TrainConfig config_;
@@ -185,6 +196,9 @@ class Trainer {
   std::vector<MicroBatch> micro_;                   // where each network's samples are
   std::vector<size_t> cpu_slots_;        // gradient slots (> 0) of the networks on the CPU workers
   std::vector<Where> cpu_slot_workers_;  // and where each of them runs (its chain's worker)
+  std::vector<size_t> claiming_;         // the networks whose chains claim blocks of each other's
+  std::unique_ptr<ChainClaims> claims_;  // their counter
+  uint64_t claim_step_ = 0;              // their last step's number
   std::unique_ptr<Evaluator> evaluator_;
   std::vector<Tensor> images_, labels_;  // [slot * micro-batches + micro-batch]
   Tensor stats_;

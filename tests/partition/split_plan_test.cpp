@@ -148,5 +148,33 @@ TEST(NetworkPlan, DefaultAndOverrides) {
   EXPECT_THROW(parse_network_plan("none;cpu:2"), std::invalid_argument);
 }
 
+// samples:K[/M][xB]: each field read back, and the text written again the same way.
+TEST(SplitPlan, SampleSplitWithChainsAndBlocks) {
+  struct Case {
+    const char *text;
+    int samples, chains, block;
+  };
+  for (const Case &c : {Case{"samples:104", 104, 0, 0}, Case{"samples:104/8", 104, 8, 0},
+                        Case{"samples:104/8x4", 104, 8, 4}, Case{"samples:30x3", 30, 0, 3}}) {
+    SampleSplit split;
+    ASSERT_TRUE(parse_sample_split(c.text, &split)) << c.text;
+    EXPECT_EQ(split.cpu_samples, c.samples) << c.text;
+    EXPECT_EQ(split.cpu_micro_batches, c.chains) << c.text;
+    EXPECT_EQ(split.cpu_block, c.block) << c.text;
+    EXPECT_EQ(split.describe(), c.text);
+  }
+  SampleSplit split;
+  EXPECT_FALSE(parse_sample_split("cuda", &split));
+  for (const char *bad : {"samples:104x", "samples:104x0", "samples:104/x4", "samples:104x4/8",
+                          "samples:104/8x-1", "samples:x4"}) {
+    try {
+      parse_sample_split(bad, &split);
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const std::invalid_argument &e) {
+      EXPECT_NE(std::string(e.what()).find(bad), std::string::npos) << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace starcnn

@@ -39,6 +39,7 @@ Dataset random_dataset(size_t count) {
 
 struct TrainedRun : testing::TrainedWeights {
   size_t micro_batches = 0;
+  size_t claiming_chains = 0;
   bool packed_exchange = false;   // the CPU networks' weights and gradients packed (host mirror)
   size_t mirror_differences = 0;  // host mirror elements whose bits differ from the weights'
 };
@@ -58,6 +59,7 @@ TrainedRun train(const NetworkSpec &spec, const Dataset &data, const std::string
   Trainer trainer(spec, params, data, config);
   TrainedRun run;
   run.micro_batches = trainer.micro_batches();
+  run.claiming_chains = trainer.claiming_chains();
   run.packed_exchange = params.host_weights() != nullptr;
   static_cast<testing::TrainedWeights &>(run) = testing::train_two_epochs(trainer, params);
   if (const Tensor *mirror = params.host_weights()) {
@@ -517,6 +519,71 @@ TEST(TrainerMicroBatches, MoreMicroBatchesThanSamplesIsRefused) {
 }
 
 STARCNN_INSTANTIATE_SCHEDULER_TESTS(TrainerMicroBatchesTest);
+
+// Four CPU workers on any machine: a sample split's three chains pinned beside the one that loads.
+class ClaimingChainsTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    RuntimeOptions options;  // more workers than this machine's cores may have: left unbound
+    options.scheduler = GetParam();
+    options.ncuda = 0;
+    options.ncpu = 4;
+    runtime_ = std::make_unique<Runtime>(options);
+    if (starpu_cpu_worker_get_count() != 4) GTEST_SKIP() << "STARPU_NCPU asks another count";
+  }
+  void TearDown() override { runtime_.reset(); }
+  testing::ScopedEnv unbound_{"STARPU_WORKERS_NOBIND", "1"};
+  std::unique_ptr<Runtime> runtime_;
+};
+
+SampleSplit claiming_split(int samples, int chains, int block) {
+  SampleSplit split;
+  split.cpu_samples = samples;
+  split.cpu_micro_batches = chains;
+  split.cpu_block = block;
+  return split;
+}
+
+// samples:7/3xB: 7 samples of each step of 8 in chains of 3, 2 and 2 that claim blocks of B
+// from all three (a chain's last block shorter where B does not divide it; B past the largest
+// chain cut to it) train as the whole batch does.
+TEST_P(ClaimingChainsTest, ClaimingChainsTrainLikeTheWholeBatch) {
+  const NetworkSpec spec = parse_network(kNet, "claims.net");
+  const Dataset data = random_dataset(40);
+  const TrainedRun whole = train(spec, data, "none", 1);
+  for (int block : {1, 2, 5}) {
+    SCOPED_TRACE("blocks of " + std::to_string(block));
+    const TrainedRun split = train(spec, data, "none", 1, claiming_split(7, 3, block));
+    ASSERT_EQ(split.micro_batches, 4u);
+    EXPECT_EQ(split.claiming_chains, 3u);
+    EXPECT_TRUE(split.packed_exchange);
+    expect_same_training(spec, whole, split);
+    EXPECT_EQ(split.mirror_differences, 0u);
+  }
+}
+
+// Chains that cannot claim are refused with the reason: left to the scheduler, more of them than
+// CPU workers to pin, their gradients not packed.
+TEST_P(ClaimingChainsTest, ChainsThatCannotClaimAreRefused) {
+  const NetworkSpec spec = parse_network(kNet, "refused.net");
+  const Dataset data = random_dataset(40);
+  const auto error_of = [&](SampleSplit split, bool pin) -> std::string {
+    try {
+      train(spec, data, "none", 1, split, pin);
+    } catch (const std::invalid_argument &e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_NE(error_of(claiming_split(7, 3, 2), false).find("pinned"), std::string::npos);
+  EXPECT_NE(error_of(claiming_split(7, 7, 2), true).find("pinned"), std::string::npos);
+  testing::ScopedEnv grad_sum("STARCNN_CPU_GRAD_SUM", "add");
+  const std::string unpacked = error_of(claiming_split(7, 3, 2), true);
+  EXPECT_NE(unpacked.find("samples:7/3x2"), std::string::npos) << unpacked;
+  EXPECT_NE(unpacked.find("packed"), std::string::npos) << unpacked;
+}
+
+STARCNN_INSTANTIATE_SCHEDULER_TESTS(ClaimingChainsTest);
 
 }  // namespace
 }  // namespace starcnn
