@@ -127,6 +127,10 @@ void forget_parking_contexts() {
 
 void run_with_cpu_workers_parked(int keep, const std::function<void()> &work) {
   if (keep < 1) throw std::invalid_argument("at least one CPU worker must stay awake");
+  // A task or callback cannot wait for the sleepers: left asleep, they would outlive the gate on
+  // this stack that they sleep on.
+  if (starpu_worker_get_id() >= 0)
+    throw std::logic_error("CPU workers cannot be parked from a task or callback");
 #ifdef STARPU_SIMGRID
   // A simulated worker does not poll, and one blocked outside SimGrid would stop the simulation.
   work();

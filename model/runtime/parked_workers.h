@@ -15,7 +15,8 @@ namespace starcnn {
 // not poll); `keep` must be at least 1 (batches load on a CPU worker). Call with no task in
 // flight, from the thread that submits `work`'s tasks (another thread's starpu_task_wait_for_all
 // would also wait for the sleepers); each call takes one of StarPU's scheduling contexts for the
-// rest of the run (STARPU_NMAX_SCHED_CTXS, 10 by default).
+// rest of the run (STARPU_NMAX_SCHED_CTXS, 10 by default). Throws std::logic_error when called
+// from a task or callback (a worker's thread).
 void run_with_cpu_workers_parked(int keep, const std::function<void()> &work);
 
 // CPU workers asleep now (0 outside run_with_cpu_workers_parked).

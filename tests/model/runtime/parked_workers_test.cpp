@@ -121,6 +121,29 @@ TEST_P(ParkedWorkersTest, WorkersComeBackWhenTheWorkThrows) {
   EXPECT_EQ(run_tasks(4, cpu_worker(1)), std::set<int>{cpu_worker(1)});
 }
 
+// From a task, parking is refused: the task could not wait for the sleepers to wake.
+void park_from_task(void *[], void *arg) {
+  std::string *error = static_cast<std::string *>(arg);
+  try {
+    run_with_cpu_workers_parked(1, [] {});
+  } catch (const std::logic_error &e) {
+    *error = e.what();
+  }
+}
+
+TEST_P(ParkedWorkersTest, ParkingFromATaskIsRefused) {
+  starpu_codelet cl{};
+  cl.cpu_funcs[0] = park_from_task;
+  cl.nbuffers = 0;
+  cl.name = "parked_workers_from_task";
+  std::string error;
+  ASSERT_EQ(starpu_task_insert(&cl, STARPU_CL_ARGS_NFREE, &error, sizeof(&error), 0), 0);
+  starpu_task_wait_for_all();
+  EXPECT_NE(error.find("from a task"), std::string::npos) << error;
+  EXPECT_EQ(parked_cpu_workers(), 0);
+  EXPECT_EQ(run_tasks(4, cpu_worker(1)), std::set<int>{cpu_worker(1)});
+}
+
 TEST_P(ParkedWorkersTest, ModelsMeasuredBeforeParkingAreSaved) {
   static starpu_perfmodel model{};
   static std::string symbol;
