@@ -243,8 +243,9 @@ bool ParameterSet::use_host_mirror() {
     const std::string update = env_choice("STARCNN_MIRROR_UPDATE", "", {"both", "copy"});
     const std::string sum_mode =
         env_choice("STARCNN_CPU_GRAD_SUM", "packed", {"packed", "add", "slices"});
-    // STARCNN_CUDA_PACKED_GRADS=1: the CUDA chain writes its gradients packed too (chain_grads).
-    const std::string cuda_grads = env_choice("STARCNN_CUDA_PACKED_GRADS", "0", {"0", "1"});
+    // The CUDA chain writes its gradients packed too (chain_grads); STARCNN_CUDA_PACKED_GRADS=0
+    // keeps the packing task on the GPU, to compare.
+    const std::string cuda_grads = env_choice("STARCNN_CUDA_PACKED_GRADS", "1", {"0", "1"});
     const size_t slices = sum_slices(total, cpu_workers_);
     // STARCNN_PIN_SUM_SLICES=0 leaves the slices to the scheduler (to compare).
     const char *pin = std::getenv("STARCNN_PIN_SUM_SLICES");

@@ -81,9 +81,9 @@ class ParameterSet {
   // gradients (host_weights()' layout) that a chain writes, made on the chain's first call. For
   // the CPU chain of gradient slot `slot` (1 or more; throws past the slots) a vector of its own,
   // which submit_sum_grads adds into the host's sum instead of the slot's parameter gradients.
-  // For the CUDA chain of slot 0, where both sides update, STARCNN_CUDA_PACKED_GRADS=1 (not yet
-  // run on a GPU, so off by default) and every convolution's weight starts 16-byte aligned in the
-  // layout, the CUDA side's packed gradients, which both updates then read (no packing task).
+  // For the CUDA chain of slot 0, where both sides update and every convolution's weight starts
+  // 16-byte aligned in the layout, the CUDA side's packed gradients, which both updates then read
+  // (no packing task; STARCNN_CUDA_PACKED_GRADS=0 turns it off).
   // Null otherwise: the chain writes the parameters' slots.
   // One handle instead of two a layer: in H100 call f's trace (perf/results/h100-2026-12-06-f)
   // a task's wait after its last input grew with the handles it names across the step's task

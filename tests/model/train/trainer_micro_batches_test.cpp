@@ -257,8 +257,9 @@ TEST_P(TrainerMicroBatchesTest, PackedExchangeNeedsOneUpdateSideOffTheCpu) {
 
 // Which chains write packed gradients (the plans are only parsed: no CUDA needed): a CPU chain's
 // slot gets a vector of its own with the packed sum, the CUDA chain's slot 0 the CUDA side's
-// packed gradients only when asked (STARCNN_CUDA_PACKED_GRADS=1) and only where every
-// convolution's weight starts 16-byte aligned in the layout; none with the per-parameter adds.
+// packed gradients by default or when asked (STARCNN_CUDA_PACKED_GRADS=1), not with =0, and only
+// where every convolution's weight starts 16-byte aligned in the layout; none with the
+// per-parameter adds.
 TEST_P(TrainerMicroBatchesTest, PackedChainGradientsWhereAskedAndAligned) {
   const MachineWorkers one_gpu{2, 1};
   // kNet's conv2.weight starts at 40 floats; with 5 filters in conv1, at 50.
@@ -271,13 +272,14 @@ TEST_P(TrainerMicroBatchesTest, PackedChainGradientsWhereAskedAndAligned) {
     const char *sum, *cuda;
     bool cpu_packed, cuda_packed;
   };
-  const Case cases[] = {{&aligned, "packed", "1", true, true},
+  const Case cases[] = {{&aligned, "packed", nullptr, true, true},
+                        {&aligned, "packed", "1", true, true},
                         {&aligned, "packed", "0", true, false},
                         {&misaligned, "packed", "1", true, false},
                         {&aligned, "add", "1", false, false}};
   for (const Case &c : cases) {
     SCOPED_TRACE(c.spec->source + " STARCNN_CPU_GRAD_SUM=" + c.sum +
-                 " STARCNN_CUDA_PACKED_GRADS=" + c.cuda);
+                 " STARCNN_CUDA_PACKED_GRADS=" + (c.cuda ? c.cuda : "(unset)"));
     testing::ScopedEnv grad_sum("STARCNN_CPU_GRAD_SUM", c.sum);
     testing::ScopedEnv cuda_grads("STARCNN_CUDA_PACKED_GRADS", c.cuda);
     ParameterSet params(*c.spec, parse_network_plan("cuda"), one_gpu);
