@@ -271,13 +271,18 @@ PlanSearch search_plans(const NetworkSpec &spec, const Dataset &train, const Tra
   // each share moved to the nearest that cuts into even chains, and measured once.
   std::vector<size_t> shares;
   std::vector<double> share_ms;
+  const auto snap = [&](size_t wanted) {
+    return even_chain_share(wanted, batch, workers.cpu, config.cpu_chain_samples);
+  };
+  const auto predicted_ms = [&](size_t k) {  // each side's time for its share of the batch
+    const double b = double(batch);
+    return std::max(gpu_ms * double(batch - k) / b, cpu_ms * double(k) / b);
+  };
   const auto run_share = [&](size_t wanted) {
-    const size_t k = even_chain_share(wanted, batch, workers.cpu, config.cpu_chain_samples);
+    const size_t k = snap(wanted);
     const auto seen = std::find(shares.begin(), shares.end(), k);
     if (seen != shares.end()) return share_ms[size_t(seen - shares.begin())];
-    const double b = double(batch);
-    const double ms = run("samples:" + std::to_string(k),
-                          std::max(gpu_ms * double(batch - k) / b, cpu_ms * double(k) / b));
+    const double ms = run("samples:" + std::to_string(k), predicted_ms(k));
     shares.push_back(k);
     share_ms.push_back(ms);
     return ms;
@@ -294,13 +299,10 @@ PlanSearch search_plans(const NetworkSpec &spec, const Dataset &train, const Tra
   const size_t block = claim_block_samples(config.cpu_chain_samples);
   std::vector<size_t> claimed;
   for (size_t wanted : {best, best + best / 8}) {
-    const size_t k =
-        even_chain_share(std::min(wanted, batch - 1), batch, workers.cpu, config.cpu_chain_samples);
+    const size_t k = snap(std::min(wanted, batch - 1));
     if (std::find(claimed.begin(), claimed.end(), k) != claimed.end()) continue;
     claimed.push_back(k);
-    const double b = double(batch);
-    run("samples:" + std::to_string(k) + "x" + std::to_string(block),
-        std::max(gpu_ms * double(batch - k) / b, cpu_ms * double(k) / b));
+    run("samples:" + std::to_string(k) + "x" + std::to_string(block), predicted_ms(k));
   }
 #endif
   return fastest();
