@@ -123,26 +123,25 @@ void layer_chain_cpu_claims_task(void *buffers[], void *cl_arg) {
   float *grads = vector_data(buffers[grads_buffer]);
   const size_t grad_floats = vector_length(buffers[grads_buffer]);
   thread_local std::vector<float> extra;
-  bool first = true, redirected = false;
+  bool first = true;
   for (uint32_t b;
        (b = claim_block(*ticket.claims, ticket.step, uint32_t(blocks.size()))) < blocks.size();) {
     const ChainBlock &block = blocks[b];
-    if (!first && !redirected) {  // later blocks' gradients at the same offsets in `extra`
-      redirected = true;
-      extra.resize(grad_floats);
-      for (LayerParams &l : params) {
-        l.dw = extra.data() + (l.dw - grads);
-        l.db = extra.data() + (l.db - grads);
-      }
-    }
     const LayerChain::Program q = block.samples == p.batch ? p : with_batch(p, block.samples);
     walk_layer_chain(q, params.data(),
                      vector_data(chain_buffer(block.chain, 0)) + block.first * sample_floats,
                      int32_vector_data(chain_buffer(block.chain, 1)) + block.first,
                      vector_data(buffers[2]), s.act, s.grad, s.argmax, s.kernels);
-    if (!first)
+    if (!first) {
       for (size_t i = 0; i < grad_floats; ++i) grads[i] += extra[i];
-    first = false;
+      continue;
+    }
+    first = false;  // later blocks' gradients at the same offsets in `extra`
+    extra.resize(grad_floats);
+    for (LayerParams &l : params) {
+      l.dw = extra.data() + (l.dw - grads);
+      l.db = extra.data() + (l.db - grads);
+    }
   }
   if (first) std::fill(grads, grads + grad_floats, 0.0f);  // the slot is summed all the same
 }
