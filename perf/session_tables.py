@@ -8,9 +8,14 @@ each tagged with its session step):
              step 1/(1/T_cpu + 1/T_gpu) and the share of the ideal gain auto reached are added
   parking    gpu-only, all-cuda (idle CPU workers parked) and all-cuda-polling (left polling), where
              a step measured all-cuda-polling
-  engines    starcnn beside PyTorch for each device alone (CPU, FP32 and TF32 GPU)
+  auto runs  each repeat's auto run beside the search's own measurement of the plan it chose
+             (a final run slower than its search shows as final / search above 1), and under the
+             MPS cap the share of the ideal gain from either
+  engines    starcnn beside PyTorch for each device alone (CPU, FP32 and TF32 GPU; strict FP32
+             from the step `bench-fp32`)
 
     python3 perf/session_tables.py OUT/results.jsonl [--bench-step bench] [--mps-step mps-bench]
+                                   [--fp32-step bench-fp32]
 """
 import argparse
 import json
@@ -90,6 +95,48 @@ def plans_table(rows, step, capped):
     return "\n".join(lines) + "\n" + repeats_note(t)
 
 
+def searched_ms(row):
+    """The search's measurement of the plan an auto run chose (None without one)."""
+    chosen = row.get("plan", "").split(" -> ")[0]
+    for c in row.get("auto_candidates") or []:
+        if c.get("plan") == chosen and c.get("measured_ms") is not None:
+            return c["measured_ms"]
+    return None
+
+
+def auto_runs_table(rows, step, capped):
+    """One line per (network, batch, repeat) whose auto run carries its search's candidates."""
+    runs = {}
+    for r in rows:
+        if r.get("step") == step and r.get("engine") == "starcnn" and "step_ms" in r:
+            runs.setdefault((r["network"], r["batch"], r.get("repeat", 0)), {})[r["config"]] = r
+    keys = sorted(k for k, v in runs.items() if "cpu+gpu" in v and searched_ms(v["cpu+gpu"]))
+    if not keys:
+        return None
+    head = "| network | batch | repeat | auto's plan | final | in the search | final / search |"
+    if capped:
+        head += " cpu-only | all-cuda | share of ideal gain, final | from the search |"
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for network, batch, repeat in keys:
+        run = runs[(network, batch, repeat)]
+        auto = run["cpu+gpu"]
+        final, searched = auto["step_ms"], searched_ms(auto)
+        cells = [network, str(batch), str(repeat + 1), f"`{auto['plan']}`", f"{final:.3f}",
+                 f"{searched:.3f}", f"{final / searched:.2f}"]
+        if capped:
+            cpu, allc = run.get("cpu-only"), run.get("all-cuda")
+            cells += [ms(cpu), ms(allc)]
+            if cpu and allc:
+                ideal = 1 / (1 / cpu["step_ms"] + 1 / allc["step_ms"])
+                gain = allc["step_ms"] - ideal
+                share = lambda t: f"{(allc['step_ms'] - t) / gain:.0%}" if gain > 0 else "-"
+                cells += [share(final), share(searched)]
+            else:
+                cells += ["-", "-"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def parking_table(rows, step):
     t = index(rows, step, "starcnn")
     shapes = sorted({(k[0], k[1]) for k in t if k[2] == "all-cuda-polling"})
@@ -106,8 +153,9 @@ def parking_table(rows, step):
     return "\n".join(lines) + "\n" + repeats_note(t)
 
 
-def engines_table(rows, bench_step, torch_steps):
+def engines_table(rows, bench_step, torch_steps, fp32_step):
     s = index(rows, bench_step, "starcnn")
+    fp32 = index(rows, fp32_step, "starcnn")
     torch = {}
     for step in torch_steps:
         for key, r in index(rows, step, "pytorch").items():
@@ -124,14 +172,21 @@ def engines_table(rows, bench_step, torch_steps):
     row("starcnn cpu-only", lambda n, b: s.get((n, b, "cpu-only")))
     row("PyTorch CPU", lambda n, b: torch.get((n, b, "torch-cpu", "fp32")))
     row("starcnn gpu-only", lambda n, b: s.get((n, b, "gpu-only")))
-    row("PyTorch eager, fp32", lambda n, b: torch.get((n, b, "torch-cuda", "fp32")))
     row("PyTorch eager, tf32 (default)", lambda n, b: torch.get((n, b, "torch-cuda", "tf32")))
+    if fp32:
+        row(f"starcnn gpu-only, strict fp32 ({fp32_step})",
+            lambda n, b: fp32.get((n, b, "gpu-only")))
+    row("PyTorch eager, fp32", lambda n, b: torch.get((n, b, "torch-cuda", "fp32")))
     row("PyTorch CUDA graph, tf32", lambda n, b: torch.get((n, b, "torch-cuda-graph", "tf32")))
+    row("PyTorch CUDA graph, fp32", lambda n, b: torch.get((n, b, "torch-cuda-graph", "fp32")))
     lines.append("| starcnn tasks per step (cpu-only / gpu-only) | " + " | ".join(
         f"{(s.get((n, b, 'cpu-only')) or {}).get('tasks_per_step', '-')} / "
         f"{(s.get((n, b, 'gpu-only')) or {}).get('tasks_per_step', '-')}" for n, b in shapes) + " |")
     maths = {r.get("math") for r in s.values() if r.get("math")}
     note = f"starcnn math: {', '.join(sorted(maths))}" if maths else "starcnn math: not recorded"
+    if fp32:
+        fp32_maths = sorted({r.get("math") or "?" for r in fp32.values()})
+        note += f" ({fp32_step}: {', '.join(fp32_maths)})"
     return "\n".join(lines) + f"\n\n{note}\n"
 
 
@@ -142,6 +197,7 @@ def main():
     p.add_argument("--bench-step", default="bench")
     p.add_argument("--mps-step", default="mps-bench")
     p.add_argument("--torch-steps", nargs="+", default=["torch-fp32", "torch-tf32"])
+    p.add_argument("--fp32-step", default="bench-fp32")
     args = p.parse_args()
     try:
         rows = load(args.results)
@@ -158,9 +214,14 @@ def main():
             print(table)
     print(f"## Plans under the MPS cap (step {args.mps_step})\n")
     print(plans_table(rows, args.mps_step, capped=True))
-    print(f"## Each device alone against PyTorch (steps {args.bench_step}, "
+    for step, capped in ((args.bench_step, False), (args.mps_step, True)):
+        table = auto_runs_table(rows, step, capped)
+        if table:
+            print(f"## Each auto run against its search (step {step})\n")
+            print(table)
+    print(f"## Each device alone against PyTorch (steps {args.bench_step}, {args.fp32_step}, "
           f"{', '.join(args.torch_steps)})\n")
-    print(engines_table(rows, args.bench_step, args.torch_steps))
+    print(engines_table(rows, args.bench_step, args.torch_steps, args.fp32_step))
 
 
 if __name__ == "__main__":

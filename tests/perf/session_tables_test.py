@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """perf/session_tables.py on results it is given (repeated measurements reduced to their median,
-ratios taken from the medians), and train_benchmark --repeats cycling through its configurations.
+ratios taken from the medians; each auto run against its search), and train_benchmark --repeats
+cycling through its configurations.
 
     session_tables_test.py SESSION_TABLES_PY TRAIN_BENCHMARK
 """
@@ -71,6 +72,47 @@ if len(cells) == 7:
     check(abs(float(cells[6]) - med_polling / med["gpu-only"]) < 0.006, f"polling ratio {cells[6]}")
 else:
     check(False, f"no parking table row of 7 cells in:\n{out.stdout}")
+
+# Under the MPS cap, each repeat's auto run against the search's measurement of the plan it
+# chose (a "PLAN -> RESOLVED" plan matched by PLAN), with the share of the ideal gain from each.
+mps, expected = [], {}
+for repeat in range(3):
+    cpu, allc, final = rng.uniform(3, 5), rng.uniform(2.5, 4), rng.uniform(1.8, 2.6)
+    picked, other = rng.uniform(1.8, 2.6), rng.uniform(1.8, 2.6)
+    mps += [dict(row("mps-x", "lenet", 256, "cpu-only", cpu), repeat=repeat),
+            dict(row("mps-x", "lenet", 256, "all-cuda", allc), repeat=repeat),
+            dict(row("mps-x", "lenet", 256, "cpu+gpu", final), repeat=repeat,
+                 plan="samples:104 -> conv1=...",
+                 auto_candidates=[{"plan": "samples:88", "measured_ms": other},
+                                  {"plan": "samples:104", "measured_ms": picked}])]
+    ideal = 1 / (1 / cpu + 1 / allc)
+    expected[repeat + 1] = (final, picked, final / picked, (allc - final) / (allc - ideal),
+                            (allc - picked) / (allc - ideal))
+rng.shuffle(mps)
+with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
+    f.write("\n".join(json.dumps(r) for r in rows + mps) + "\n")
+out = subprocess.run([sys.executable, tables, f.name, "--bench-step", "ab-polling",
+                      "--mps-step", "mps-x"], capture_output=True, text=True)
+part = out.stdout.split("against its search (step mps-x)", 1)[-1]
+found = 0
+for line in part.splitlines():
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    if len(cells) != 11 or cells[0] != "lenet":
+        continue
+    found += 1
+    final, picked, ratio, share_final, share_search = expected[int(cells[2])]
+    check(abs(float(cells[4]) - final) < 1e-3 and abs(float(cells[5]) - picked) < 1e-3,
+          f"repeat {cells[2]}: final / search {cells[4]} / {cells[5]}, "
+          f"expected {final:.3f} / {picked:.3f}")
+    check(abs(float(cells[6]) - ratio) < 0.006,
+          f"repeat {cells[2]}: ratio {cells[6]}, expected {ratio:.3f}")
+    check(abs(float(cells[9].rstrip("%")) - 100 * share_final) < 0.51 and
+          abs(float(cells[10].rstrip("%")) - 100 * share_search) < 0.51,
+          f"repeat {cells[2]}: shares {cells[9]} {cells[10]}, expected "
+          f"{share_final:.1%} {share_search:.1%}")
+check(found == 3, f"{found} auto runs of 3 in:\n{out.stdout}")
+check("against its search (step ab-polling)" not in out.stdout,
+      "an auto-runs table for a step whose auto runs carry no search")
 
 # train_benchmark --repeats 2 with two configurations: a, b, a, b, each line with its repeat.
 r = subprocess.run([train_benchmark, "--networks", "lenet", "--batches", "4",
