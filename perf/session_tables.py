@@ -66,6 +66,17 @@ def ms(row):
     return f"{row['step_ms']:.3f}" if row else "-"
 
 
+def ideal_ms(cpu_ms, cuda_ms):
+    """The co-execution step if both sides' work split with nothing lost: 1/(1/T_cpu + 1/T_gpu)."""
+    return 1 / (1 / cpu_ms + 1 / cuda_ms)
+
+
+def share_of_gain(cpu_ms, cuda_ms, ms):
+    """How much of the ideal step's gain over all-cuda a step of `ms` reached, as a percentage."""
+    gain = cuda_ms - ideal_ms(cpu_ms, cuda_ms)
+    return f"{(cuda_ms - ms) / gain:.0%}" if gain > 0 else "-"
+
+
 def plans_table(rows, step, capped):
     t = index(rows, step, "starcnn")
     if not t:
@@ -82,11 +93,9 @@ def plans_table(rows, step, capped):
         cells.append(f"{auto['step_ms'] / min(singles):.2f}" if auto and singles else "-")
         if capped:
             if cpu and allc:
-                ideal = 1 / (1 / cpu["step_ms"] + 1 / allc["step_ms"])
-                cells.append(f"{ideal:.3f}")
-                gain = allc["step_ms"] - ideal
-                cells.append(f"{(allc['step_ms'] - auto['step_ms']) / gain:.0%}"
-                             if auto and gain > 0 else "-")
+                cells.append(f"{ideal_ms(cpu['step_ms'], allc['step_ms']):.3f}")
+                cells.append(share_of_gain(cpu["step_ms"], allc["step_ms"], auto["step_ms"])
+                             if auto else "-")
             else:
                 cells += ["-", "-"]
         else:
@@ -127,10 +136,8 @@ def auto_runs_table(rows, step, capped):
             cpu, allc = run.get("cpu-only"), run.get("all-cuda")
             cells += [ms(cpu), ms(allc)]
             if cpu and allc:
-                ideal = 1 / (1 / cpu["step_ms"] + 1 / allc["step_ms"])
-                gain = allc["step_ms"] - ideal
-                share = lambda t: f"{(allc['step_ms'] - t) / gain:.0%}" if gain > 0 else "-"
-                cells += [share(final), share(searched)]
+                cells += [share_of_gain(cpu["step_ms"], allc["step_ms"], t)
+                          for t in (final, searched)]
             else:
                 cells += ["-", "-"]
         lines.append("| " + " | ".join(cells) + " |")
