@@ -98,7 +98,7 @@ Network::Network(const NetworkSpec &spec, ParameterSet &params, int batch, int l
     }
   }
   if (layers_.empty()) throw std::invalid_argument(spec.source + ": the network has no layers");
-  if (fuse && place.convs_at_home && kind_of(home_) == Where::cpu && device_of(home_) >= 0)
+  if (fuse && place.pinned_to_cpu_worker())
     chain_ = LayerChain::build(spec, params, batch_, loss_batch_, grad_slot, home_,
                                CudaChain::graph, place.claim_block);
   if (fuse && kind_of(home_) == Where::cuda &&

@@ -24,6 +24,10 @@ struct NetworkPlacement {
   // A chain pinned to a CPU worker: > 0 claims blocks of this many samples from its split's
   // chains (chain_claims.h) instead of running its own samples alone.
   int claim_block = 0;
+  // Every conv of the network runs on one CPU worker: the chain a sample split pins there.
+  bool pinned_to_cpu_worker() const {
+    return convs_at_home && kind_of(home) == Where::cpu && device_of(home) >= 0;
+  }
 };
 
 class Network {

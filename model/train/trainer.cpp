@@ -161,8 +161,7 @@ void claim_cpu_chains(std::vector<MicroBatch> &cut, const SampleSplit &split) {
   std::vector<MicroBatch *> pinned;
   size_t largest = 0;
   for (MicroBatch &m : cut)
-    if (m.placement && m.placement->convs_at_home && kind_of(m.placement->home) == Where::cpu &&
-        device_of(m.placement->home) >= 0) {
+    if (m.placement && m.placement->pinned_to_cpu_worker()) {
       pinned.push_back(&m);
       largest = std::max(largest, m.size);
     }
