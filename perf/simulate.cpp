@@ -165,7 +165,7 @@ int run(Options o) {
 #ifdef STARPU_SIMGRID
     if (o.estimate) estimate_missing_shapes();
     if (!overheads.file.empty()) charge_task_overheads(overheads.costs);
-    if (!o.chains_at_mean) charge_slowest_chain();
+    if (!o.chains_at_mean) charge_chain_spread();
     if (o.estimate || !overheads.file.empty() ||
         !o.chains_at_mean)  // StarPU submits the reductions' tasks itself
       for (starpu_codelet *codelet : sum_reduction_codelets()) use_simulated_costs(*codelet);
@@ -214,7 +214,7 @@ int run(Options o) {
       .fixed("cpu_task_us", overheads.costs.cpu_us, 3)
       .string("cpu_task_cost", overheads.cpu_key)
       .boolean("reductions_timed", !o.free_reductions)
-      .boolean("slowest_chain", !o.chains_at_mean)
+      .boolean("chain_spread", !o.chains_at_mean)
       .fixed("cuda_task_us", overheads.costs.cuda_us, 3)
       .fixed("step_ms", t.step_ms, 4)
       .fixed("step_ms_mean", t.mean_ms, 4)
@@ -304,9 +304,9 @@ int main(int argc, char **argv) {
                   "does with the tasks it submits itself (simulate before it timed them)",
                   &o.free_reductions);
     args.add_flag("chains-at-mean",
-                  "charge each CPU chain task its perf model's mean, not the expected slowest of "
-                  "the chains a step runs side by side (mean + deviation * E[max of n standard "
-                  "normals]; simulate before it charged the slowest)",
+                  "charge each CPU chain task its perf model's mean, not its place in the spread "
+                  "of the chains a step runs side by side (the k-th of n: mean + deviation * "
+                  "E[k-th smallest of n standard normals])",
                   &o.chains_at_mean);
     args.add("warmup", "N", "untimed steps first (whole rounds)", &o.timing.warmup, 1, 100000);
     args.add("steps", "N", "timed steps, rounded up to whole rounds", &o.timing.steps, 1, 1000000);

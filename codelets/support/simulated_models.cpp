@@ -4,20 +4,28 @@
 
 namespace starcnn {
 
-double expected_max_of_normals(unsigned n) {
-  if (n <= 1) return 0;
+double expected_order_statistic_of_normals(unsigned k, unsigned n) {
+  if (k < 1 || k > n || n <= 1) return 0;
   // The trapezoid rule over [-12, 12] (the integrand is below 1e-30 beyond), where the integrand
-  // n x phi(x) Phi(x)^(n-1) is smooth: 1e-3 steps give 1e-9 accuracy.
+  // is smooth: 1e-3 steps give 1e-9 accuracy. The binomial factor through lgamma (no overflow).
   constexpr double lo = -12, hi = 12, step = 1e-3;
   const double inv_sqrt_2pi = 1.0 / std::sqrt(2.0 * M_PI);
+  const double factor = std::exp(std::log(double(n)) + std::lgamma(double(n)) -
+                                 std::lgamma(double(k)) - std::lgamma(double(n - k + 1)));
   double sum = 0;
   for (double x = lo; x <= hi + step / 2; x += step) {
     const double phi = inv_sqrt_2pi * std::exp(-0.5 * x * x);
-    const double cdf = 0.5 * std::erfc(-x / std::sqrt(2.0));
+    const double below = 0.5 * std::erfc(-x / std::sqrt(2.0)),
+                 above = 0.5 * std::erfc(x / std::sqrt(2.0));
     const double weight = (x == lo || x + step > hi + step / 2) ? 0.5 : 1.0;
-    sum += weight * x * double(n) * phi * std::pow(cdf, double(n) - 1.0);
+    sum +=
+        weight * x * factor * phi * std::pow(below, double(k - 1)) * std::pow(above, double(n - k));
   }
   return sum * step;
+}
+
+double expected_max_of_normals(unsigned n) {
+  return expected_order_statistic_of_normals(n, n);
 }
 
 }  // namespace starcnn
@@ -30,6 +38,7 @@ double expected_max_of_normals(unsigned n) {
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <unordered_map>
 
 namespace starcnn {
 namespace {
@@ -38,10 +47,13 @@ namespace {
 // mutex held across a StarPU call that yields to another actor would stall the simulation.
 bool estimates_on = false;
 bool overheads_on = false;
-bool slowest_chain_on = false;
-// The CPU chain tasks of the step being submitted, and of the last step that submitted any.
+bool chain_spread_on = false;
+// The CPU chain tasks of the step being submitted, and of the last step that submitted any; each
+// chain task's place (0 first) in its step's run, by task (a freed task's entry is overwritten
+// when its address comes back).
 constexpr const char *kChainSymbol = "starcnn_cpu_chain";
 unsigned chains_submitting = 0, chains_per_step = 0;
+std::unordered_map<const starpu_task *, unsigned> chain_place;
 TaskOverheads overheads;
 std::map<std::string, starpu_perfmodel *> histories;  // by symbol; null: no history file
 std::set<std::string> estimated;
@@ -141,12 +153,15 @@ double estimate_cost(starpu_task *task, starpu_perfmodel_arch *arch, unsigned ni
     how = " (as " + std::string(kProxySymbol) + ")";
   }
   double us = time.mean;
-  // A step waits for the slowest of its chains (charge_slowest_chain); before a step has ended
-  // its run of chains (the first), the run so far.
+  // The k-th of n chains of a step, its k-th draw (charge_chain_spread); before a step has ended
+  // its run of chains (the first), n is the run so far.
   const unsigned chains = std::max(chains_per_step, chains_submitting);
-  if (slowest_chain_on && chains > 1 && std::strcmp(symbol, kChainSymbol) == 0 &&
-      arch->devices[0].type == STARPU_CPU_WORKER && std::isfinite(us))
-    us += time.dev * expected_max_of_normals(chains);
+  if (chain_spread_on && chains > 1 && std::strcmp(symbol, kChainSymbol) == 0 &&
+      arch->devices[0].type == STARPU_CPU_WORKER && std::isfinite(us)) {
+    const auto place = chain_place.find(task);
+    const unsigned k = place == chain_place.end() ? chains : std::min(place->second + 1, chains);
+    us += time.dev * expected_order_statistic_of_normals(k, chains);
+  }
   if (estimated_it && !std::isnan(us))
     estimated.insert(std::string(symbol) + " on " + kind_name(arch) + ", " + std::to_string(size) +
                      " bytes" + how);
@@ -169,7 +184,7 @@ void sleep_through_cost(void *[], void *) {
 void count_chains(starpu_task *task) {
   const char *symbol = task->cl->model ? task->cl->model->symbol : "";
   if (std::strcmp(symbol, kChainSymbol) == 0) {
-    ++chains_submitting;
+    chain_place[task] = chains_submitting++;
   } else if (std::strcmp(symbol, "starcnn_load_batch") != 0 &&
              std::strncmp(symbol, "starcnn_cuda_chain", 18) != 0 && chains_submitting > 0) {
     chains_per_step = chains_submitting;
@@ -192,8 +207,8 @@ void estimate_missing_shapes() {
   estimates_on = true;
 }
 
-void charge_slowest_chain() {
-  slowest_chain_on = true;
+void charge_chain_spread() {
+  chain_spread_on = true;
 }
 
 void charge_task_overheads(const TaskOverheads &measured) {
@@ -220,8 +235,8 @@ std::vector<std::string> estimated_shapes() {
 
 void check_simulated_task(starpu_task *task, const char *op) {
   const bool estimates = estimates_on;
-  if (estimates || overheads_on || slowest_chain_on) use_simulated_costs(*task->cl);
-  if (slowest_chain_on) count_chains(task);
+  if (estimates || overheads_on || chain_spread_on) use_simulated_costs(*task->cl);
+  if (chain_spread_on) count_chains(task);
   bool checked[STARPU_NARCH] = {};
   const unsigned workers = starpu_worker_get_count();
   for (unsigned w = 0; w < workers; ++w) {

@@ -15,9 +15,11 @@ struct TaskOverheads {
   double submit_us = 0, cpu_us = 0, cuda_us = 0;
 };
 
-// The expected largest of n independent draws from the standard normal distribution,
-// E[max(Z_1..Z_n)] = integral of x n phi(x) Phi(x)^(n-1) dx: 0 for n = 1, 1/sqrt(pi) for n = 2,
-// ~1.74 for n = 15 (0 for n = 0).
+// The expected k-th smallest (1 <= k <= n) of n independent draws from the standard normal
+// distribution, E[Z_(k)] = integral of x n C(n-1, k-1) phi(x) Phi(x)^(k-1) (1 - Phi(x))^(n-k) dx:
+// -E[Z_(n+1-k)] by symmetry, 0 for the middle of an odd n (0 for k or n out of range).
+double expected_order_statistic_of_normals(unsigned k, unsigned n);
+// The largest's, k = n: 0 for n = 1, 1/sqrt(pi) for n = 2, ~1.74 for n = 15 (0 for n = 0).
 double expected_max_of_normals(unsigned n);
 
 }  // namespace starcnn
@@ -52,13 +54,17 @@ void use_simulated_costs(starpu_codelet &codelet);
 std::vector<std::string> estimated_shapes();
 
 // From now on, the CPU chain tasks (starcnn_cpu_chain, one micro-batch's whole pass each) that a
-// step runs side by side are charged the expected slowest of them, not each one's mean: a step
+// step runs side by side are charged as n draws of their spread, not each one's mean: a step
 // waits for its last chain, and the history entry of a chain holds its mean and standard deviation
-// over every run of that shape (StarPU keeps sum and sum of squares), so each of the n chains of a
-// step is charged mean + deviation * expected_max_of_normals(n). n is the count of chain tasks a
-// step submits together (between two tasks of other ops, batch loads apart), as the last step
-// submitted them. An estimated shape's deviation is estimated as its mean.
-void charge_slowest_chain();
+// over every run of that shape (StarPU keeps sum and sum of squares), so the k-th chain a step
+// submits is charged mean + deviation * expected_order_statistic_of_normals(k, n), the last one
+// the expected slowest. The earlier ones end earlier, as on the machine, where each chain's
+// gradient add runs as it ends (charging every chain the slowest put all n adds after the last
+// chain: wide's 0.9 ms adds, 8 of them, made its sample splits 15-26% slow in
+// perf/results/sim-h100-2026-12-08-a). n is the count of chain tasks a step submits together
+// (between two tasks of other ops, batch loads apart), as the last step submitted them. An
+// estimated shape's deviation is estimated as its mean.
+void charge_chain_spread();
 
 // StarPU's SimGrid mode gives no time at all to the tasks StarPU submits itself (internal jobs,
 // such as a STARPU_REDUX reduction's sums: _starpu_simgrid_submit_job returns on them), where call

@@ -1,6 +1,7 @@
-// The expected slowest of n parallel tasks in units of their standard deviation, which the
+// The expected k-th fastest of n parallel tasks in units of their standard deviation, which the
 // simulation charges a step's CPU chains (simulated_models.h), against its closed forms for two and
-// three draws and the tabulated values for more (Harter's tables of normal order statistics).
+// three draws, the tabulated values for more (Harter's tables of normal order statistics), and the
+// identities every order statistic of a symmetric distribution meets.
 #include "codelets/support/simulated_models.h"
 
 #include <gtest/gtest.h>
@@ -29,6 +30,34 @@ TEST(ExpectedMaxOfNormals, MatchesTheTablesForMoreDraws) {
 TEST(ExpectedMaxOfNormals, GrowsWithTheDraws) {
   for (unsigned n = 2; n < 64; ++n)
     EXPECT_GT(expected_max_of_normals(n), expected_max_of_normals(n - 1)) << n;
+}
+
+TEST(ExpectedOrderStatisticOfNormals, OutOfRangeIsTheMean) {
+  EXPECT_EQ(expected_order_statistic_of_normals(0, 5), 0.0);
+  EXPECT_EQ(expected_order_statistic_of_normals(6, 5), 0.0);
+  EXPECT_EQ(expected_order_statistic_of_normals(1, 1), 0.0);
+}
+
+TEST(ExpectedOrderStatisticOfNormals, MatchesTheClosedFormsAndTables) {
+  EXPECT_NEAR(expected_order_statistic_of_normals(1, 2), -1.0 / std::sqrt(M_PI), 1e-7);
+  EXPECT_NEAR(expected_order_statistic_of_normals(2, 3), 0.0, 1e-9);
+  EXPECT_NEAR(expected_order_statistic_of_normals(4, 5), 0.49502, 1e-5);
+  EXPECT_NEAR(expected_order_statistic_of_normals(9, 10), 1.00136, 1e-5);
+}
+
+TEST(ExpectedOrderStatisticOfNormals, IsSymmetricIncreasingAndAveragesToTheMean) {
+  for (unsigned n = 2; n <= 16; ++n) {
+    double sum = 0;
+    for (unsigned k = 1; k <= n; ++k) {
+      const double z = expected_order_statistic_of_normals(k, n);
+      sum += z;
+      EXPECT_NEAR(z, -expected_order_statistic_of_normals(n + 1 - k, n), 1e-8) << k << " of " << n;
+      if (k > 1) {
+        EXPECT_GT(z, expected_order_statistic_of_normals(k - 1, n)) << k << " of " << n;
+      }
+    }
+    EXPECT_NEAR(sum, 0.0, 1e-7) << n;  // the n order statistics sum to n draws
+  }
 }
 
 }  // namespace
