@@ -216,6 +216,7 @@ int run(Options o) {
       .boolean("reductions_timed", !o.free_reductions)
       .boolean("chain_spread", !o.chains_at_mean)
       .fixed("cuda_task_us", overheads.costs.cuda_us, 3)
+      .fixed("chain_start_gap_us", o.chains_at_mean ? 0.0 : overheads.costs.parallel_cpu_us, 3)
       .fixed("step_ms", t.step_ms, 4)
       .fixed("step_ms_mean", t.mean_ms, 4)
       .fixed("step_ms_min", t.min_ms, 4)
@@ -306,7 +307,8 @@ int main(int argc, char **argv) {
     args.add_flag("chains-at-mean",
                   "charge each CPU chain task its perf model's mean, not its place in the spread "
                   "of the chains a step runs side by side (the k-th of n: mean + deviation * "
-                  "E[k-th smallest of n standard normals])",
+                  "E[k-th smallest of n standard normals], started k - 1 times the overheads' "
+                  "cpu_parallel_chain_us late)",
                   &o.chains_at_mean);
     args.add("warmup", "N", "untimed steps first (whole rounds)", &o.timing.warmup, 1, 100000);
     args.add("steps", "N", "timed steps, rounded up to whole rounds", &o.timing.steps, 1, 1000000);

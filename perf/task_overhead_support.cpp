@@ -29,6 +29,8 @@ TaskOverheads parse_task_overheads(const std::string &line, CpuTaskCost cost,
   }
   const double cuda = number("cuda_chain_us", false);
   costs.cuda_us = std::isnan(cuda) ? 0.0 : cuda;
+  const double parallel = number("cpu_parallel_chain_us", false);
+  costs.parallel_cpu_us = std::isnan(parallel) ? 0.0 : parallel;
   if (cpu_key) *cpu_key = key;
   return costs;
 }

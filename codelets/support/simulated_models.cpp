@@ -48,12 +48,13 @@ namespace {
 bool estimates_on = false;
 bool overheads_on = false;
 bool chain_spread_on = false;
-// The CPU chain tasks of the step being submitted, and of the last step that submitted any; each
-// chain task's place (0 first) in its step's run, by task (a freed task's entry is overwritten
-// when its address comes back).
+// The CPU chain tasks of the step being submitted; its draws (a pinned chain's worker, else the
+// chain itself) in order of their first chain, and the last step's count of them; each chain
+// task's draw (0 first), by task (a freed task's entry is overwritten when its address comes back).
 constexpr const char *kChainSymbol = "starcnn_cpu_chain";
-unsigned chains_submitting = 0, chains_per_step = 0;
-std::unordered_map<const starpu_task *, unsigned> chain_place;
+unsigned chains_submitting = 0, draws_per_step = 0;
+std::map<long, unsigned> step_draws;
+std::unordered_map<const starpu_task *, unsigned> chain_draw;
 TaskOverheads overheads;
 std::map<std::string, starpu_perfmodel *> histories;  // by symbol; null: no history file
 std::set<std::string> estimated;
@@ -153,14 +154,15 @@ double estimate_cost(starpu_task *task, starpu_perfmodel_arch *arch, unsigned ni
     how = " (as " + std::string(kProxySymbol) + ")";
   }
   double us = time.mean;
-  // The k-th of n chains of a step, its k-th draw (charge_chain_spread); before a step has ended
-  // its run of chains (the first), n is the run so far.
-  const unsigned chains = std::max(chains_per_step, chains_submitting);
-  if (chain_spread_on && chains > 1 && std::strcmp(symbol, kChainSymbol) == 0 &&
+  // The k-th of a step's n draws (charge_chain_spread); before a step has ended its run of chains
+  // (the first), n is the run's so far.
+  const unsigned draws = std::max(draws_per_step, unsigned(step_draws.size()));
+  if (chain_spread_on && draws > 1 && std::strcmp(symbol, kChainSymbol) == 0 &&
       arch->devices[0].type == STARPU_CPU_WORKER && std::isfinite(us)) {
-    const auto place = chain_place.find(task);
-    const unsigned k = place == chain_place.end() ? chains : std::min(place->second + 1, chains);
-    us += time.dev * expected_order_statistic_of_normals(k, chains);
+    const auto draw = chain_draw.find(task);
+    const unsigned k = draw == chain_draw.end() ? draws : std::min(draw->second + 1, draws);
+    us += time.dev * expected_order_statistic_of_normals(k, draws);
+    if (overheads_on) us += double(k - 1) * overheads.parallel_cpu_us;
   }
   if (estimated_it && !std::isnan(us))
     estimated.insert(std::string(symbol) + " on " + kind_name(arch) + ", " + std::to_string(size) +
@@ -179,15 +181,21 @@ void sleep_through_cost(void *[], void *) {
   if (us > 0) starpu_sleep(float(us * 1e-6));
 }
 
-// Counts the CPU chain tasks a step submits together: a run of them, batch loads apart, ended by a
-// task of another op (the step's gradient sums).
+// Counts the CPU chain tasks a step submits together (a run of them, batch loads apart, ended by a
+// task of another op: the step's gradient sums) and gives each its draw: the chains pinned to one
+// worker share it (a slow worker is slow for each of its chains, every step alike in the traces
+// of README "Plans"), any other chain has one of its own.
 void count_chains(starpu_task *task) {
   const char *symbol = task->cl->model ? task->cl->model->symbol : "";
   if (std::strcmp(symbol, kChainSymbol) == 0) {
-    chain_place[task] = chains_submitting++;
+    const long key =
+        task->execute_on_a_specific_worker ? long(task->workerid) : -1 - long(chains_submitting);
+    ++chains_submitting;
+    chain_draw[task] = step_draws.emplace(key, unsigned(step_draws.size())).first->second;
   } else if (std::strcmp(symbol, "starcnn_load_batch") != 0 &&
              std::strncmp(symbol, "starcnn_cuda_chain", 18) != 0 && chains_submitting > 0) {
-    chains_per_step = chains_submitting;
+    draws_per_step = unsigned(step_draws.size());
+    step_draws.clear();
     chains_submitting = 0;
   }
 }

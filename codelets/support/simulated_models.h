@@ -10,9 +10,13 @@
 namespace starcnn {
 
 // StarPU's own cost per task on a machine, in microseconds (perf/task_overhead measures it): the
-// submitting thread's per task, and a dependent task's on each kind of worker.
+// submitting thread's per task, and a dependent task's on each kind of worker. `parallel_cpu_us`:
+// a task's when every CPU worker pushes and pops at once (cpu_parallel_chain_us), the gap between
+// the starts of a step's CPU chains, which one task's end readies together and which started
+// ~45 us apart in the H100's traces under the MPS cap, where task_overhead gave 47 us
+// (perf/results/h100-2026-12-08-a); 0 where not measured.
 struct TaskOverheads {
-  double submit_us = 0, cpu_us = 0, cuda_us = 0;
+  double submit_us = 0, cpu_us = 0, cuda_us = 0, parallel_cpu_us = 0;
 };
 
 // The expected k-th smallest (1 <= k <= n) of n independent draws from the standard normal
@@ -54,16 +58,19 @@ void use_simulated_costs(starpu_codelet &codelet);
 std::vector<std::string> estimated_shapes();
 
 // From now on, the CPU chain tasks (starcnn_cpu_chain, one micro-batch's whole pass each) that a
-// step runs side by side are charged as n draws of their spread, not each one's mean: a step
-// waits for its last chain, and the history entry of a chain holds its mean and standard deviation
-// over every run of that shape (StarPU keeps sum and sum of squares), so the k-th chain a step
-// submits is charged mean + deviation * expected_order_statistic_of_normals(k, n), the last one
-// the expected slowest. The earlier ones end earlier, as on the machine, where each chain's
-// gradient add runs as it ends (charging every chain the slowest put all n adds after the last
-// chain: wide's 0.9 ms adds, 8 of them, made its sample splits 15-26% slow in
-// perf/results/sim-h100-2026-12-08-a). n is the count of chain tasks a step submits together
-// (between two tasks of other ops, batch loads apart), as the last step submitted them. An
-// estimated shape's deviation is estimated as its mean.
+// step runs side by side are charged as draws of their spread, not each one's mean: a step waits
+// for its last chain, and the history entry of a chain holds its mean and standard deviation over
+// every run of that shape (StarPU keeps sum and sum of squares). A step's chains pinned to one CPU
+// worker share a draw (the worker's speed), each other chain is a draw of its own; of a step's n
+// draws, the k-th to be submitted is charged mean + deviation *
+// expected_order_statistic_of_normals(k, n), the last one the expected slowest. The earlier ones
+// end earlier, as on the machine, where each chain's gradient add runs as it ends (charging every
+// chain the slowest put all n adds after the last chain: wide's 0.9 ms adds, 8 of them, made its
+// sample splits 15-26% slow in perf/results/sim-h100-2026-12-08-a). With charge_task_overheads,
+// the k-th draw's chains also start (k - 1) x parallel_cpu_us late (charged as time of theirs).
+// n is the count of draws of the chain tasks a step submits together (between two tasks of other
+// ops, batch loads apart), as the last step submitted them. An estimated shape's deviation is
+// estimated as its mean.
 void charge_chain_spread();
 
 // StarPU's SimGrid mode gives no time at all to the tasks StarPU submits itself (internal jobs,

@@ -25,6 +25,7 @@ TEST(TaskOverheadSupport, OldLineChargesTheChain) {
   EXPECT_DOUBLE_EQ(costs.submit_us, 1.477);
   EXPECT_DOUBLE_EQ(costs.cpu_us, 6.755);
   EXPECT_DOUBLE_EQ(costs.cuda_us, 7.669);
+  EXPECT_DOUBLE_EQ(costs.parallel_cpu_us, 0.0);  // not measured then
   EXPECT_EQ(key, "cpu_chain_us");
 }
 
@@ -33,6 +34,7 @@ TEST(TaskOverheadSupport, NewLineChargesTheHandoff) {
   const TaskOverheads costs = parse_task_overheads(kNew, CpuTaskCost::handoff, &key);
   EXPECT_DOUBLE_EQ(costs.cpu_us, 31.25);
   EXPECT_DOUBLE_EQ(costs.cuda_us, 0.0);  // no CUDA worker measured
+  EXPECT_DOUBLE_EQ(costs.parallel_cpu_us, 9.5);
   EXPECT_EQ(key, "cpu_handoff_us");
 }
 
