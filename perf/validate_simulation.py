@@ -176,6 +176,10 @@ def main():
                    "meant another thing); repeatable, the first that matches counts")
     p.add_argument("--overheads", help="task_overhead.json for the models folders that lack "
                    "their own (simulate's --overheads)")
+    p.add_argument("--cpu-only-overheads", help="task_overhead's line measured without CUDA "
+                   "workers (a session's overhead-cpu step), for the rows that ran without any: "
+                   "their StarPU (lws, every core a CPU worker) costs less per task than dmda's "
+                   "beside a CUDA worker (simulate's --overheads)")
     p.add_argument("--estimate-missing", action="store_true",
                    help="simulate a row that stops on a shape the models lack again with "
                    "--estimate (its estimated shapes in validation.jsonl; lws runs record none)")
@@ -185,8 +189,10 @@ def main():
     a = p.parse_args()
     models = parse_models(a.models)
     rules = parse_chains_rules(a.chains_rule)
-    if a.overheads and not os.path.isfile(a.overheads):
-        fail(f"--overheads: {a.overheads} is not a file")
+    for flag, path in (("--overheads", a.overheads),
+                       ("--cpu-only-overheads", a.cpu_only_overheads)):
+        if path and not os.path.isfile(path):
+            fail(f"{flag}: {path} is not a file")
     os.makedirs(a.out, exist_ok=True)
     rows = []
     # A case measured several times (train_benchmark --repeats) is simulated once, against the
@@ -204,7 +210,9 @@ def main():
         home = models_of(models, case.step)
         chains = chains_mode(rules, case)
         extra = a.sim_args.split()
-        if a.overheads and not os.path.exists(os.path.join(home, "task_overhead.json")):
+        if a.cpu_only_overheads and case.gpus == 0:
+            extra += ["--overheads", a.cpu_only_overheads]
+        elif a.overheads and not os.path.exists(os.path.join(home, "task_overhead.json")):
             extra += ["--overheads", a.overheads]
         command, sim, error = simulate(a.simulate, home, case, chains, extra, a.timeout)
         if a.estimate_missing and error and "--estimate" not in extra and \

@@ -116,6 +116,17 @@ class ValidateSimulationTest(unittest.TestCase):
         self.assertAlmostEqual(rows[("bench", "all-cuda", "cuda")]["error"], 0.0)  # kept
         self.assertIn("1 of 4 simulated within 15%", table)
 
+    def test_cpu_only_overheads(self):
+        own = os.path.join(self.dir, "overhead-cpu.json")
+        with open(own, "w") as f:
+            f.write('{"submit_us": 1.5, "cpu_chain_us": 7.0}\n')
+        rows, _ = self.run_main("--estimate-missing", "--cpu-only-overheads", own)
+        self.assertIn(f"--overheads {own}", rows[("cpu-lws", "cpu-only", "cpu")]["command"])
+        for key in (("bench", "all-cuda", "cuda"), ("mps-samples-8", "cpu+gpu", "samples:8")):
+            self.assertNotIn("--overheads", rows[key]["command"])  # their home's own
+        with self.assertRaises(SystemExit):
+            self.run_main("--cpu-only-overheads", os.path.join(self.dir, "missing.json"))
+
     def test_estimate_missing(self):
         rows, table = self.run_main("--estimate-missing")
         lws = rows[("cpu-lws", "cpu-only", "cpu")]
