@@ -24,10 +24,6 @@ double expected_order_statistic_of_normals(unsigned k, unsigned n) {
   return sum * step;
 }
 
-double expected_max_of_normals(unsigned n) {
-  return expected_order_statistic_of_normals(n, n);
-}
-
 }  // namespace starcnn
 
 #ifdef STARPU_SIMGRID

@@ -21,10 +21,9 @@ struct TaskOverheads {
 
 // The expected k-th smallest (1 <= k <= n) of n independent draws from the standard normal
 // distribution, E[Z_(k)] = integral of x n C(n-1, k-1) phi(x) Phi(x)^(k-1) (1 - Phi(x))^(n-k) dx:
-// -E[Z_(n+1-k)] by symmetry, 0 for the middle of an odd n (0 for k or n out of range).
+// -E[Z_(n+1-k)] by symmetry, 0 for the middle of an odd n (0 for k or n out of range); the
+// largest (k = n) 0 for n = 1, 1/sqrt(pi) for n = 2, ~1.74 for n = 15.
 double expected_order_statistic_of_normals(unsigned k, unsigned n);
-// The largest's, k = n: 0 for n = 1, 1/sqrt(pi) for n = 2, ~1.74 for n = 15 (0 for n = 0).
-double expected_max_of_normals(unsigned n);
 
 }  // namespace starcnn
 
