@@ -14,10 +14,13 @@
 
 namespace starcnn {
 
-LayerChain::Program unpack_program(void *buffers[], void *cl_arg, ClaimTicket *ticket) {
+LayerChain::Program unpack_program(void *buffers[], void *cl_arg, ClaimTicket *ticket,
+                                   ChainUpdateArgs *update) {
   LayerChain::Program p;
   if (ticket)
     starpu_codelet_unpack_args(cl_arg, &p, ticket);
+  else if (update)
+    starpu_codelet_unpack_args(cl_arg, &p, update);
   else
     starpu_codelet_unpack_args(cl_arg, &p);
   if (p.claims)  // the chain's own share, of any size, each sample input_floats / batch floats
@@ -46,6 +49,34 @@ std::vector<LayerParams> layer_params(const LayerChain::Program &p, void *buffer
     layers.push_back(l);
   }
   return layers;
+}
+
+std::vector<SgdVector> chain_update_vectors(const LayerChain::Program &p, void *buffers[],
+                                            const std::vector<LayerParams> &layers,
+                                            const ChainUpdateArgs &update, unsigned first) {
+  STARPU_ASSERT(!p.packed_weights && layers.size() == p.layers_with_params);
+  STARPU_ASSERT(update.momenta == 0 || update.momenta == 2 * p.layers_with_params);
+  const unsigned per_layer = per_layer_buffers(p);  // w, (dw,) b(, db): b is half-way
+  const float *extra = update.extra ? vector_data(buffers[first + update.momenta]) : nullptr;
+  const float *grads =
+      update.grads ? vector_data(buffers[first + update.momenta + update.extra]) : nullptr;
+  std::vector<SgdVector> vectors;
+  size_t layer = 0;
+  for (uint32_t i = 0; i < p.ops; ++i) {
+    const LayerChain::Op &op = p.op[i];
+    if (op.kind != ChainOpKind::conv && op.kind != ChainOpKind::linear) continue;
+    const LayerParams &l = layers[layer];
+    void **own = buffers + kFirstParamBuffer + per_layer * layer;
+    const auto momentum = [&](unsigned k) {
+      return update.momenta ? vector_data(buffers[first + 2 * layer + k]) : nullptr;
+    };
+    vectors.push_back({const_cast<float *>(l.w), grads ? grads + op.w_offset : l.dw, momentum(0),
+                       vector_length(own[0]), extra ? extra + op.w_offset : nullptr});
+    vectors.push_back({const_cast<float *>(l.b), grads ? grads + op.b_offset : l.db, momentum(1),
+                       vector_length(own[per_layer / 2]), extra ? extra + op.b_offset : nullptr});
+    ++layer;
+  }
+  return vectors;
 }
 
 namespace {
@@ -77,6 +108,15 @@ starpu_codelet cuda_chain_warmup_codelet =
     make_codelet("cuda_chain_warmup", nullptr, STARCNN_CUDA_FUNC(layer_chain_cuda_task),
                  &cuda_chain_warmup_model, {});
 constexpr unsigned kCudaChainWarmupLaunches = 4;  // two batch slots, each launched, then captured
+// Chains that run the held update first (fold_update): models of their own, read from the
+// program alone (the update's arguments change with the learning rate).
+starpu_perfmodel cpu_chain_update_model = shape_history_model("starcnn_cpu_chain_update");
+starpu_codelet cpu_chain_update_codelet = make_codelet(
+    "cpu_chain_update", layer_chain_cpu_update_task, nullptr, &cpu_chain_update_model, {});
+starpu_perfmodel cuda_chain_update_model = shape_history_model("starcnn_cuda_chain_update");
+starpu_codelet cuda_chain_update_codelet =
+    make_codelet("cuda_chain_update", nullptr, STARCNN_CUDA_FUNC(layer_chain_cuda_update_task),
+                 &cuda_chain_update_model, {});
 
 }  // namespace
 
@@ -92,6 +132,8 @@ std::optional<LayerChain> LayerChain::build(const NetworkSpec &spec, ParameterSe
   p.classes = uint32_t(spec.output().size());
   p.input_floats = uint64_t(n) * uint64_t(spec.input.size());
   LayerChain chain;
+  chain.side_ = side;
+  chain.grad_slot_ = grad_slot;
   chain.cuda_ = kind_of(side) == Where::cuda;
   if (chain.cuda_ && cuda == CudaChain::off) return std::nullopt;
   p.graph = chain.cuda_ && cuda == CudaChain::graph;
@@ -100,6 +142,7 @@ std::optional<LayerChain> LayerChain::build(const NetworkSpec &spec, ParameterSe
   // The packed host weights are the CPU chains' (the CUDA side updates the parameters themselves).
   const Tensor *packed = chain.cuda_ ? nullptr : params.host_weights();
   p.packed_weights = packed != nullptr;
+  chain.packed_weights_ = packed != nullptr;
   if (packed) chain.params_.push_back({packed->handle(), STARPU_R});
   std::vector<std::pair<Parameter *, Parameter *>> weights;  // per layer with parameters
   const auto add_params = [&](const std::string &layer, Op &op) {
@@ -169,10 +212,12 @@ std::optional<LayerChain> LayerChain::build(const NetworkSpec &spec, ParameterSe
   // instead of the slot's parameter gradients).
   const Tensor *grads = params.chain_grads(grad_slot, chain.cuda_);
   p.packed_grads = grads != nullptr;
+  chain.packed_grads_ = grads != nullptr;
   if (claims && !grads) return std::nullopt;  // its blocks add into one packed vector
   chain.claims_ = claims;
   for (const auto &[w, b] : weights)  // the order layer_params reads
     for (Parameter *t : {w, b}) {
+      chain.parameters_.push_back(t);
       if (!packed) chain.params_.push_back({t->value(0).handle(), STARPU_R});
       if (!grads) chain.params_.push_back({t->grad(0, grad_slot).handle(), STARPU_W});
     }
@@ -189,12 +234,59 @@ std::optional<LayerChain> LayerChain::build(const NetworkSpec &spec, ParameterSe
   return chain;
 }
 
+ChainUpdateArgs LayerChain::add_update_buffers(const ParameterSet::FoldedUpdate &update,
+                                               std::vector<starpu_data_descr> &buffers) const {
+  ChainUpdateArgs args{update.params, 0, update.extra_grads != nullptr, update.grads != nullptr};
+  if (args.params.momentum != 0.0f) {
+    for (Parameter *t : parameters_) buffers.push_back({t->momentum(0).handle(), STARPU_RW});
+    args.momenta = uint32_t(parameters_.size());
+  }
+  if (update.extra_grads) buffers.push_back({update.extra_grads, STARPU_R});
+  if (update.grads) buffers.push_back({update.grads, STARPU_R});
+  return args;
+}
+
+bool LayerChain::fold_update(ParameterSet &params) {
+  if (claims_ || packed_weights_ || grad_slot_ != 0 || parameters_.size() != params.all().size() ||
+      !params.use_update_fold(side_))
+    return false;
+  fold_ = &params;
+  return true;
+}
+
 void LayerChain::submit(const Tensor &images, const Tensor &labels, const Tensor &stats,
                         Where where, const Peers *peers) const {
+  std::optional<ParameterSet::FoldedUpdate> update;
+  if (fold_ && cuda_ && launches_ < kCudaChainWarmupLaunches)
+    fold_->submit_held_update();
+  else if (fold_)
+    update = fold_->take_folded_update();
   std::vector<starpu_data_descr> buffers = {
       {images.handle(), STARPU_R}, {labels.handle(), STARPU_R}, {stats.handle(), STARPU_REDUX}};
   buffers.insert(buffers.end(), params_.begin(), params_.end());
+  const size_t packed_grads = kFirstParamBuffer + params_.size() - 1;  // where the chain has them
+  // A folding CUDA chain writes this step's vector of the pair (ParameterSet::use_update_fold).
+  if (fold_ && cuda_ && packed_grads_)
+    buffers[packed_grads].handle = fold_->device_grads_to_write();
   for (const auto &s : scratch_) buffers.push_back({s->handle(), STARPU_SCRATCH});
+  if (update) {
+    // The weights written, the gradients read before the pass writes them; packed, the update
+    // reads the last step's vector of the pair instead.
+    for (size_t i = kFirstParamBuffer; i < kFirstParamBuffer + params_.size(); ++i)
+      buffers[i].mode = STARPU_RW;
+    if (update->grads) {
+      if (!packed_grads_ || update->grads == buffers[packed_grads].handle)
+        throw std::logic_error("a folded update reads the packed gradients its chain writes");
+      buffers[packed_grads].mode = STARPU_W;
+    }
+    const ChainUpdateArgs args = add_update_buffers(*update, buffers);
+    if (cuda_) ++launches_;
+    insert_task(cuda_ ? cuda_chain_update_codelet : cpu_chain_update_codelet,
+                cuda_ ? "cuda_chain" : "cpu_chain", where, 0, STARPU_DATA_MODE_ARRAY,
+                buffers.data(), int(buffers.size()), STARPU_VALUE, program_.data(), program_.size(),
+                STARPU_VALUE, &args, sizeof(args));
+    return;
+  }
   if (claims_) {
     if (!peers || peers->images.size() != peers->labels.size() ||
         peers->images.size() + 1 != peers->ticket.chains)

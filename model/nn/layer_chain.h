@@ -23,6 +23,7 @@
 namespace starcnn {
 
 class ScratchVector;
+struct ChainUpdateArgs;
 
 // How a network wholly on CUDA trains (TrainConfig::cuda_chain): layer by layer (one task per
 // layer and pass), as one task launching its kernels one by one, or as one task replaying them as
@@ -55,6 +56,16 @@ class LayerChain {
   void submit(const Tensor &images, const Tensor &labels, const Tensor &stats, Where where,
               const Peers *peers = nullptr) const;
   bool claims() const { return claims_; }
+  // Whether the chain reads the parameter set's packed host weights (the mirror's CPU chains).
+  bool reads_packed_weights() const { return packed_weights_; }
+
+  // Runs `params`' held update (ParameterSet::use_update_fold) at the start of each task from
+  // now on, where the chain can: it reads the parameters' own weights and writes gradient slot 0
+  // (or the packed gradients that the update reads), and covers every parameter. The caller
+  // makes sure that no other task reads the weights. A CUDA chain's warm-up launches
+  // (kCudaChainWarmupLaunches) submit the held update as a task of its own instead. Returns
+  // whether the fold is on.
+  bool fold_update(ParameterSet &params);
 
   // The chain's packed description of its layers (the task's argument; layer_chain_program.h).
   struct Op;
@@ -62,9 +73,18 @@ class LayerChain {
 
  private:
   LayerChain() = default;
+  // The held update's buffers after a folding task's own (layer_chain_program.h's order): its
+  // second argument.
+  ChainUpdateArgs add_update_buffers(const ParameterSet::FoldedUpdate &update,
+                                     std::vector<starpu_data_descr> &buffers) const;
   bool cuda_ = false;
   bool fp32_ = false;    // a CUDA chain's convolutions in strict FP32 (its own perf model)
   bool claims_ = false;  // a CPU chain claiming blocks of its split's samples
+  bool packed_weights_ = false, packed_grads_ = false;
+  Where side_ = Where::any;
+  size_t grad_slot_ = 0;
+  std::vector<Parameter *> parameters_;  // w and b of each layer with parameters, in order
+  ParameterSet *fold_ = nullptr;         // whose held update the task runs first (fold_update)
   // The task's parameter buffers, in layer_chain_program.h's order.
   std::vector<starpu_data_descr> params_;
   // A CUDA chain's scratch buffers (activations, their gradients, argmax), shared by its copies.

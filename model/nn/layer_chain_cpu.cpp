@@ -93,12 +93,30 @@ LayerChain::Program with_batch(const LayerChain::Program &p, uint32_t n) {
 
 }  // namespace
 
-void layer_chain_cpu_task(void *buffers[], void *cl_arg) {
-  const LayerChain::Program p = unpack_program(buffers, cl_arg);
+namespace {
+
+void run_chain(const LayerChain::Program &p, const std::vector<LayerParams> &params,
+               void *buffers[]) {
   ChainScratch s = chain_scratch(p);
-  const std::vector<LayerParams> params = layer_params(p, buffers);
   walk_layer_chain(p, params.data(), vector_data(buffers[0]), int32_vector_data(buffers[1]),
                    vector_data(buffers[2]), s.act, s.grad, s.argmax, s.kernels);
+}
+
+}  // namespace
+
+void layer_chain_cpu_task(void *buffers[], void *cl_arg) {
+  const LayerChain::Program p = unpack_program(buffers, cl_arg);
+  run_chain(p, layer_params(p, buffers), buffers);
+}
+
+void layer_chain_cpu_update_task(void *buffers[], void *cl_arg) {
+  ChainUpdateArgs update;
+  const LayerChain::Program p = unpack_program(buffers, cl_arg, nullptr, &update);
+  const std::vector<LayerParams> params = layer_params(p, buffers);
+  const std::vector<SgdVector> vectors =
+      chain_update_vectors(p, buffers, params, update, first_scratch_buffer(p));
+  sgd_update_cpu(vectors.data(), vectors.size(), update.params);
+  run_chain(p, params, buffers);
 }
 
 // A claiming chain (chain_claims.h): blocks of p.batch samples of any chain of its split, each

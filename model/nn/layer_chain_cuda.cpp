@@ -118,10 +118,9 @@ std::vector<uint64_t> graph_key(const LayerChain::Program &p, void *buffers[], u
   return key;
 }
 
-}  // namespace
-
-void layer_chain_cuda_task(void *buffers[], void *cl_arg) {
-  const LayerChain::Program p = unpack_program(buffers, cl_arg);
+// The chain's pass, after the held update where `update` is given (on the same stream, before
+// the graph: the update's arguments change from step to step, the graph does not).
+void run_chain(const LayerChain::Program &p, void *buffers[], const ChainUpdateArgs *update) {
   const unsigned scratch = first_scratch_buffer(p);
   float *act = vector_data(buffers[scratch]);
   float *grad = vector_data(buffers[scratch + 1]);
@@ -133,6 +132,13 @@ void layer_chain_cuda_task(void *buffers[], void *cl_arg) {
   // Timing ops needs their events outside any graph: it launches the kernels one by one.
   CudaOpTimer *timer = CudaOpTimer::for_this_thread();
   CudaKernels kernels{starpu_cublas_get_local_handle(), starpu_cuda_get_local_stream(), timer};
+  if (update) {
+    const std::vector<SgdVector> vectors =
+        chain_update_vectors(p, buffers, params, *update, scratch + 3);
+    TimedOp t(
+        timer, [] { return std::string("sgd update"); }, kernels.stream);
+    sgd_update_cuda(vectors.data(), vectors.size(), update->params, kernels.stream);
+  }
   const auto launch = [&] {
     zero_fill_cuda(step_stats, kXentStatsSize, kernels.stream);
     walk_layer_chain(p, params.data(), vector_data(buffers[0]), int32_vector_data(buffers[1]),
@@ -146,6 +152,18 @@ void layer_chain_cuda_task(void *buffers[], void *cl_arg) {
   }
   add_into_cuda(vector_data(buffers[2]), step_stats, kXentStatsSize, kernels.stream);
   if (timer) timer->collect();
+}
+
+}  // namespace
+
+void layer_chain_cuda_task(void *buffers[], void *cl_arg) {
+  run_chain(unpack_program(buffers, cl_arg), buffers, nullptr);
+}
+
+void layer_chain_cuda_update_task(void *buffers[], void *cl_arg) {
+  ChainUpdateArgs update;
+  const LayerChain::Program p = unpack_program(buffers, cl_arg, nullptr, &update);
+  run_chain(p, buffers, &update);
 }
 
 }  // namespace starcnn

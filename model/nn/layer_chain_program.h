@@ -5,6 +5,7 @@
 #include "codelets/conv2d/conv2d_shape.h"
 #include "codelets/linear.h"
 #include "codelets/maxpool.h"
+#include "codelets/sgd.h"
 #include "model/nn/conv_layer.h"
 #include "model/nn/layer_chain.h"
 
@@ -66,9 +67,28 @@ struct LayerParams {
   float *dw, *db;
 };
 
-// The task's program (and a claiming chain's ticket, its second argument), its images and labels
-// checked against it.
-LayerChain::Program unpack_program(void *buffers[], void *cl_arg, ClaimTicket *ticket = nullptr);
+// A chain's task that runs the parameter set's held update first (LayerChain::fold_update): its
+// second argument. Its buffers after the chain's own (a CUDA chain's scratch included): one
+// momentum buffer per parameter (w then b of each layer with parameters, in order) where
+// `momenta`, the added gradients (packed) where `extra`, then the last step's packed gradients
+// where `grads` (else the update reads the gradients the pass then writes). Its weights (and
+// gradients, where the update reads them) are RW.
+struct ChainUpdateArgs {
+  SgdParams params;
+  uint32_t momenta = 0, extra = 0, grads = 0;
+};
+
+// The task's program (and a claiming chain's ticket, or a folding chain's update, its second
+// argument), its images and labels checked against it.
+LayerChain::Program unpack_program(void *buffers[], void *cl_arg, ClaimTicket *ticket = nullptr,
+                                   ChainUpdateArgs *update = nullptr);
+
+// The vectors of a folding chain's update: each layer's w and b (which must be its own buffers,
+// not packed) with their gradients (where the pass writes them, `layers`, or packed after the
+// added ones), their momentum buffers and the added gradients from buffer `first` on.
+std::vector<SgdVector> chain_update_vectors(const LayerChain::Program &p, void *buffers[],
+                                            const std::vector<LayerParams> &layers,
+                                            const ChainUpdateArgs &update, unsigned first);
 
 // The parameters of the program's layers, in order, from the task's buffers.
 std::vector<LayerParams> layer_params(const LayerChain::Program &p, void *buffers[]);
@@ -87,8 +107,10 @@ inline unsigned first_scratch_buffer(const LayerChain::Program &p) {
 
 void layer_chain_cpu_task(void *buffers[], void *cl_arg);
 void layer_chain_cpu_claims_task(void *buffers[], void *cl_arg);
+void layer_chain_cpu_update_task(void *buffers[], void *cl_arg);
 #ifdef STARCNN_USE_CUDA
 void layer_chain_cuda_task(void *buffers[], void *cl_arg);
+void layer_chain_cuda_update_task(void *buffers[], void *cl_arg);
 #endif
 
 }  // namespace starcnn

@@ -63,6 +63,10 @@ class Network {
   void forward_backward(const Tensor &input, const Tensor &labels, const Tensor &stats,
                         const LayerChain::Peers *peers = nullptr);
   bool claims() const { return chain_ && chain_->claims(); }
+  // The network's chain reads the packed host weights (a sample split's CPU chain).
+  bool reads_packed_weights() const { return chain_ && chain_->reads_packed_weights(); }
+  // LayerChain::fold_update of the network's chain; false without one.
+  bool fold_update(ParameterSet &params) { return chain_ && chain_->fold_update(params); }
   const Tensor &logits() const { return layers_.back()->output(); }
   // One line per layer, for the run's header.
   std::vector<std::string> describe() const;

@@ -9,6 +9,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace starcnn {
 
@@ -62,6 +63,7 @@ void ParameterSet::initialize(uint64_t seed) {
 }
 
 std::vector<NamedTensor> ParameterSet::read(bool momentum) const {
+  submit_held_update();
   std::vector<NamedTensor> tensors;
   for (const auto &p : params_)
     tensors.push_back({p->name(), std::vector<int64_t>(p->shape().begin(), p->shape().end()),
@@ -70,6 +72,7 @@ std::vector<NamedTensor> ParameterSet::read(bool momentum) const {
 }
 
 void ParameterSet::write(const std::vector<NamedTensor> &tensors, bool momentum) {
+  submit_held_update();
   for (const NamedTensor &t : tensors) {
     Parameter &p = get(t.name);
     if (momentum)
@@ -301,6 +304,7 @@ const Tensor *ParameterSet::chain_grads(size_t slot, bool cuda) {
 }
 
 void ParameterSet::submit_pack_weights() {
+  submit_held_update();
   if (!host_weights_) return;
   std::vector<std::vector<starpu_data_handle_t>> weights, momenta;
   for (auto &p : params_) {
@@ -346,7 +350,49 @@ bool ParameterSet::use_cpu_packed_sum() {
   return true;
 }
 
+bool ParameterSet::use_update_fold(Where side) {
+  const size_t total = one_side_floats();
+  if (total == 0) return false;
+  const Where where = part_where(*params_[0], 0);
+  if (kind_of(where) != kind_of(side)) return false;
+  if (kind_of(where) == Where::cpu && !host_grads_ && total >= kSplitUpdateFloats &&
+      split_cpu_updates())
+    return false;  // one update task a layer
+  if (host_grads_ && (!host_weights_ || !host_momenta_ || grad_sum_ == GradSum::slices))
+    return false;  // a CPU plan's packed sum, the weights coming back, or the sum's slices
+  if (host_grads_ && !other_host_grads_)
+    other_host_grads_.emplace(std::vector<int>{int(total)}, "host_grads.other");
+  if (device_grads_from_chain_ && !other_device_grads_)
+    other_device_grads_.emplace(std::vector<int>{int(total)}, "device_grads.other");
+  fold_side_ = where;
+  return true;
+}
+
+starpu_data_handle_t ParameterSet::device_grads_to_write() const {
+  return device_grads_from_chain_ ? device_grads_->handle() : nullptr;
+}
+
+void ParameterSet::stop_update_fold() {
+  submit_held_update();
+  fold_side_.reset();
+}
+
+std::optional<ParameterSet::FoldedUpdate> ParameterSet::take_folded_update() {
+  if (!held_) return std::nullopt;
+  const FoldedUpdate folded{held_->params, held_->packed.extra_grads, held_->packed.grads};
+  held_.reset();
+  return folded;
+}
+
+void ParameterSet::submit_held_update() const {
+  if (!held_) return;
+  const HeldUpdate held = std::move(*held_);
+  held_.reset();
+  submit_sgd_update(held.vectors, held.params, held.where, 0, held.packed);
+}
+
 void ParameterSet::submit_update(const SgdParams &params) {
+  submit_held_update();  // a step whose chain did not take it
   // One task per side: every vector that must stay on the CPU, on CUDA, or may go anywhere.
   struct Side {
     std::vector<SgdHandles> vectors;
@@ -381,6 +427,10 @@ void ParameterSet::submit_update(const SgdParams &params) {
   for (const auto &[where, side] : by_side) {
     const bool per_layer = kind_of(where) == Where::cpu && !host_grads_ &&
                            side.floats >= kSplitUpdateFloats && split_cpu_updates();
+    if (!per_layer && fold_side_ == where && !packed.weights_copy) {
+      held_ = HeldUpdate{side.vectors, params, where, packed};
+      continue;
+    }
     if (!per_layer) {
       submit_sgd_update(side.vectors, params, where, 0, packed);
       continue;
@@ -391,6 +441,10 @@ void ParameterSet::submit_update(const SgdParams &params) {
                         params, where);
     }
   }
+  // The next step's CPU adds go to the other vector while the chain reads this one, and the
+  // next CUDA chain writes the other gradients while the host's update reads these.
+  if (fold_side_ && other_host_grads_) std::swap(host_grads_, other_host_grads_);
+  if (fold_side_ && other_device_grads_) std::swap(device_grads_, other_device_grads_);
 }
 
 }  // namespace starcnn

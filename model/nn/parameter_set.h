@@ -41,8 +41,39 @@ class ParameterSet {
   // One SGD step of every part of every parameter (torch.optim.SGD semantics), each where the
   // part lives: a conv part's on its plan's workers, every other parameter's at home(). One task
   // for all the parts that share worker kinds (one to three tasks a step), except a large CPU
-  // side's, which is one task per layer (kSplitUpdateFloats in parameter_set.cpp).
+  // side's, which is one task per layer (kSplitUpdateFloats in parameter_set.cpp). With the
+  // update folded (use_update_fold), the side's update is held for the next chain to run instead.
   void submit_update(const SgdParams &params);
+
+  // Folding the update into the next step's chain: where one chain (LayerChain::fold_update) is
+  // the only task that reads the parameters' values, the update of step t runs at the start of
+  // that chain's task of step t + 1 instead of as a task of its own, which removes a task and two
+  // hand-offs from every step's path. Under the H100's MPS cap the CUDA chain started 0.11-0.16
+  // ms after the CUDA update's end, which itself started 0.11 ms after the CPU chains' last add
+  // (perf/results/h100-2026-12-07-k, trace-s104x4). Only where every parameter is one part
+  // updated on `side`'s kind of worker in one task, the mirror (if any) updated on both sides and
+  // its gradients summed packed or added (not in slices). The host's gradient sum then alternates
+  // between two vectors, so that a step's CPU adds do not wait for the chain that reads the last
+  // step's, and so do the CUDA chain's packed gradients (chain_grads), so that the chain does not
+  // wait for the host's update that reads the last step's. Returns whether it is on.
+  bool use_update_fold(Where side);
+  // Holds no update from now on (submitting the one held): a Trainer's networks decide anew.
+  void stop_update_fold();
+  // The held update, for the chain's task to run first (and no longer held), or nullopt.
+  struct FoldedUpdate {
+    SgdParams params;
+    starpu_data_handle_t extra_grads;  // added to the gradients (the host's sum), or null
+    // The last step's packed gradients that the update reads (the CUDA chain's), or null: the
+    // gradient slots the chain writes.
+    starpu_data_handle_t grads;
+  };
+  std::optional<FoldedUpdate> take_folded_update();
+  // The packed gradients that the CUDA chain writes this step (chain_grads' vector, or the other
+  // one of the pair where the fold alternates them); null where it writes none.
+  starpu_data_handle_t device_grads_to_write() const;
+  // Submits the held update as a task of its own, if there is one: before anything but the
+  // folding chain reads the values (read, write and submit_pack_weights do it themselves).
+  void submit_held_update() const;
   // For steps whose networks add their gradients together (micro-batches): every part gets at
   // least `slots` gradient slots (Parameter::grad), one for each network to overwrite, and
   // submit_sum_grads(slots) adds slots 1 .. slots-1 into slot 0, one task per part where the
@@ -134,6 +165,18 @@ class ParameterSet {
   bool device_grads_from_chain_ = false;  // the CUDA chain writes device_grads_ (chain_grads)
   bool cuda_packed_grads_ = false;        // STARCNN_CUDA_PACKED_GRADS=1
   bool host_grads_pending_ = false;       // summed by submit_sum_grads, for the next update to add
+  // use_update_fold: the side whose update is held, and the held update (submitted by
+  // submit_held_update, itself const: the values read after it are the same either way).
+  std::optional<Where> fold_side_;
+  struct HeldUpdate {
+    std::vector<SgdHandles> vectors;
+    SgdParams params;
+    Where where;
+    SgdPacked packed;
+  };
+  mutable std::optional<HeldUpdate> held_;
+  // With the fold and the mirror: the next step's sum, and the CUDA chain's next gradients.
+  std::optional<Tensor> other_host_grads_, other_device_grads_;
 };
 
 }  // namespace starcnn

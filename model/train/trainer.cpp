@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <stdexcept>
 
 namespace starcnn {
@@ -215,6 +216,14 @@ Trainer::Trainer(const NetworkSpec &spec, ParameterSet &params, const Dataset &t
                                                   config.fuse_layers, config.cuda_chain));
   for (size_t m = 0; m < micro; ++m)
     if (networks_[m]->claims()) claiming_.push_back(m);
+  // The fold needs the first network's chain to be the only reader of the parameters' values:
+  // the others, if any, read the host mirror. Not across ranks (not tried there).
+  params.stop_update_fold();
+  bool others_read_mirror = true;
+  for (size_t m = 1; m < micro; ++m)
+    others_read_mirror = others_read_mirror && networks_[m]->reads_packed_weights();
+  folds_update_ = update_fold_asked() && !config.rank_sum && others_read_mirror &&
+                  networks_[0]->fold_update(params);
   if (config.samples.cpu_block > 0) {
     if (claiming_.empty())
       throw std::invalid_argument(config.samples.describe() +
@@ -330,6 +339,7 @@ EpochSummary Trainer::train_epoch(size_t epoch,
       if (on_progress) on_progress(progress);
     }
   }
+  params_.submit_held_update();  // the last step's, where the fold holds it
   starpu_task_wait_for_all();
   summary.complete = summary.steps == batches;
   summary.reached_max_steps = reached_max_steps();
@@ -345,10 +355,19 @@ EpochSummary Trainer::train_epoch(size_t epoch,
 }
 
 Evaluation Trainer::evaluate(const Dataset &data) {
+  params_.submit_held_update();
   if (!evaluator_)
     evaluator_ =
         std::make_unique<Evaluator>(spec_, params_, config_.eval_batch, config_.eval_slots);
   return evaluator_->evaluate(data);
+}
+
+bool update_fold_asked() {
+  const char *value = std::getenv("STARCNN_FOLD_UPDATE");
+  if (value == nullptr || std::string(value) == "0") return false;
+  if (std::string(value) == "1") return true;
+  throw std::invalid_argument(std::string("STARCNN_FOLD_UPDATE must be 0 or 1, got '") + value +
+                              "'");
 }
 
 }  // namespace starcnn

@@ -174,6 +174,9 @@ class Trainer {
   size_t micro_batches() const { return networks_.size(); }
   // The CPU chains that claim blocks of each other's samples (samples:K/MxB), 0 without.
   size_t claiming_chains() const { return claiming_.size(); }
+  // Whether the first network's chain runs each step's update at the start of the next step
+  // (update_fold_asked(), ParameterSet::use_update_fold).
+  bool folds_update() const { return folds_update_; }
   size_t batches_per_epoch() const { return batcher_.batch_count(); }
   // The learning rate of training step `step` (see TrainConfig::cosine_lr).
   float lr_at(int64_t step) const;
@@ -206,7 +209,14 @@ class Trainer {
   int64_t step_ = 0;
   int64_t steps_run_ = 0;  // by this Trainer, unlike step_ which counts from a resumed step
   bool momentum_started_ = false;
+  bool folds_update_ = false;
   uint64_t tasks_per_step_ = 0;
 };
+
+// STARCNN_FOLD_UPDATE=1 asks the Trainer to fold each step's update into the next step's chain
+// where it can (a network wholly on CUDA, alone or beside a sample split's CPU chains on the host
+// mirror); 0 or unset: an update task of its own (the default until measured on the H200). Throws
+// std::invalid_argument for another value.
+bool update_fold_asked();
 
 }  // namespace starcnn

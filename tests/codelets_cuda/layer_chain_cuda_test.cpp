@@ -1,7 +1,8 @@
 // A network wholly on CUDA trained as one task per micro-batch (LayerChain), its kernels launched
 // one by one or replayed as CUDA graphs, against the same training as one task per layer on CUDA
 // and on the CPU workers: from the same weights, on the same batches, every run ends with the same
-// losses, weights and momenta to float32 rounding. Skips where StarPU finds no CUDA worker.
+// losses, weights and momenta to float32 rounding; and with each step's update run at the start
+// of the next step's chain. Skips where StarPU finds no CUDA worker.
 #include "model/nn/network_spec.h"
 #include "model/nn/parameter_set.h"
 #include "model/train/trainer.h"
@@ -36,6 +37,7 @@ const char *const kNet =
 struct ChainRun : testing::TrainedWeights {
   uint64_t tasks_per_step = 0;
   bool packed_exchange = false;  // a sample split's CPU chains read the host mirror
+  bool folds_update = false;     // each step's update ran in the next step's chain
 };
 
 ChainRun train(const NetworkSpec &spec, const std::string &plan, CudaChain chain,
@@ -52,6 +54,7 @@ ChainRun train(const NetworkSpec &spec, const std::string &plan, CudaChain chain
   static_cast<testing::TrainedWeights &>(run) = testing::train_two_epochs(trainer, params);
   run.tasks_per_step = trainer.tasks_per_step();
   run.packed_exchange = params.host_weights() != nullptr;
+  run.folds_update = trainer.folds_update();
   return run;
 }
 
@@ -111,6 +114,22 @@ TEST_P(LayerChainCudaTest, ChainsTrainLikeLayerTasks) {
   EXPECT_EQ(kernels.tasks_per_step, 3u);
   EXPECT_EQ(graph.tasks_per_step, 3u);
   EXPECT_GT(layers.tasks_per_step, 10u);
+  EXPECT_FALSE(graph.folds_update);
+}
+
+// Each step's update run at the start of the next step's chain (STARCNN_FOLD_UPDATE=1; the
+// warm-up launches' and the last step's as tasks of their own) trains as the update tasks do.
+TEST_P(LayerChainCudaTest, FoldedUpdatesTrainLikeUpdateTasks) {
+  const NetworkSpec spec = parse_network(kNet, "fold.net");
+  const ChainRun layers = train(spec, "cuda", CudaChain::off);
+  for (CudaChain chain : {CudaChain::kernels, CudaChain::graph}) {
+    SCOPED_TRACE(chain == CudaChain::graph ? "graph" : "kernels");
+    testing::ScopedEnv fold("STARCNN_FOLD_UPDATE", "1");
+    const ChainRun folded = train(spec, "cuda", chain);
+    EXPECT_TRUE(folded.folds_update);
+    EXPECT_EQ(folded.tasks_per_step, 2u) << "loading the batch and the chain";
+    expect_same(layers, folded);
+  }
 }
 
 // A sample split, 3 samples of each step of 8 in one CPU chain beside the CUDA chain, trains as
@@ -134,6 +153,19 @@ TEST_P(LayerChainCudaTest, SampleSplitChainsTrainLikeTheWholeBatch) {
     testing::ScopedEnv cuda_grads("STARCNN_CUDA_PACKED_GRADS", cuda_packed);
     const ChainRun split = train(spec, "cuda", CudaChain::graph, samples);
     EXPECT_TRUE(split.packed_exchange);
+    EXPECT_FALSE(split.folds_update);
+    expect_same(cpu, split);
+  }
+  // The CUDA side's update folded into its next chain, the host's sum alternating between two
+  // vectors; not with the sum in slices (the fold stays off there).
+  for (const auto &[sum, cuda_packed] : modes) {
+    SCOPED_TRACE(std::string("folded, STARCNN_CPU_GRAD_SUM=") + sum +
+                 " STARCNN_CUDA_PACKED_GRADS=" + cuda_packed);
+    testing::ScopedEnv fold("STARCNN_FOLD_UPDATE", "1");
+    testing::ScopedEnv grad_sum("STARCNN_CPU_GRAD_SUM", sum);
+    testing::ScopedEnv cuda_grads("STARCNN_CUDA_PACKED_GRADS", cuda_packed);
+    const ChainRun split = train(spec, "cuda", CudaChain::graph, samples);
+    EXPECT_EQ(split.folds_update, std::string(sum) != "slices");
     expect_same(cpu, split);
   }
 }

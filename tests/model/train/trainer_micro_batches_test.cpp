@@ -42,6 +42,7 @@ struct TrainedRun : testing::TrainedWeights {
   size_t claiming_chains = 0;
   bool packed_exchange = false;   // the CPU networks' weights and gradients packed (host mirror)
   size_t mirror_differences = 0;  // host mirror elements whose bits differ from the weights'
+  bool folds_update = false;      // Trainer::folds_update
 };
 
 TrainedRun train(const NetworkSpec &spec, const Dataset &data, const std::string &plan, int micro,
@@ -61,6 +62,7 @@ TrainedRun train(const NetworkSpec &spec, const Dataset &data, const std::string
   run.micro_batches = trainer.micro_batches();
   run.claiming_chains = trainer.claiming_chains();
   run.packed_exchange = params.host_weights() != nullptr;
+  run.folds_update = trainer.folds_update();
   static_cast<testing::TrainedWeights &>(run) = testing::train_two_epochs(trainer, params);
   if (const Tensor *mirror = params.host_weights()) {
     const std::vector<float> host = mirror->read();
@@ -133,6 +135,31 @@ TEST_P(TrainerMicroBatchesTest, SampleSplitTrainsLikeTheWholeBatch) {
   const TrainedRun split = train(spec, data, "none;conv1=1@cpu,3@any", 1, samples);
   ASSERT_EQ(split.micro_batches, 3u);
   expect_same_training(spec, whole, split);
+}
+
+// STARCNN_FOLD_UPDATE=1 folds an update only into a chain that is the only reader of the weights:
+// on CPU workers alone there is none (a single network runs layer tasks, pinned chains all read
+// the weights, a sample split's first network is not a chain), so every step keeps its update
+// task and trains as before. A value other than 0 or 1 is refused.
+TEST_P(TrainerMicroBatchesTest, FoldAskedWithoutAChainToFoldIntoChangesNothing) {
+  const NetworkSpec spec = parse_network(kNet, "fold.net");
+  const Dataset data = random_dataset(40);
+  const TrainedRun whole = train(spec, data, "none", 1);
+  testing::ScopedEnv fold("STARCNN_FOLD_UPDATE", "1");
+  SampleSplit samples;
+  samples.cpu_samples = 5;
+  samples.cpu_micro_batches = 1;
+  const int workers = int(starpu_cpu_worker_get_count());
+  const TrainedRun runs[] = {train(spec, data, "none", 1),
+                             train(spec, data, "cpu", std::max(2, std::min(workers, 4))),
+                             train(spec, data, "none", 1, samples)};
+  EXPECT_TRUE(runs[2].packed_exchange);
+  for (const TrainedRun &run : runs) {
+    EXPECT_FALSE(run.folds_update);
+    expect_same_training(spec, whole, run);
+  }
+  testing::ScopedEnv bad("STARCNN_FOLD_UPDATE", "yes");
+  EXPECT_THROW(train(spec, data, "none", 1), std::invalid_argument);
 }
 
 // A sample split whose parameters are each one part updated off the CPU exchanges packed

@@ -4,7 +4,10 @@
 //   a whole one against the float64 reference of lenet_reference.h: loss, correct count, momentum
 //   buffers and parameters;
 // - several steps of a split and a whole network from the same weights end at the same weights
-//   (lenet, and a small network with the layer kinds lenet lacks).
+//   (lenet, and a small network with the layer kinds lenet lacks);
+// - three steps of lenet as one task a step on a CPU worker (LayerChain), with and without each
+//   step's update folded into the next step's task, against the float64 reference, and the two
+//   against each other.
 #include "codelets/accumulate.h"
 #include "model/nn/network.h"
 #include "model/nn/parameter_set.h"
@@ -109,10 +112,30 @@ struct Batch {
   std::vector<int32_t> label_values;
 };
 
+// How a step's passes run: layer tasks; one task on CPU worker 0 (LayerChain); that task with
+// the last step's update at its start (LayerChain::fold_update).
+enum class Passes { layers, chain, folded_chain };
+
+std::unique_ptr<Network> make_network(const NetworkSpec &spec, ParameterSet &params, int n,
+                                      Passes passes) {
+  if (passes == Passes::layers) return std::make_unique<Network>(spec, params, n);
+  auto net =
+      std::make_unique<Network>(spec, params, n, n, 0, NetworkPlacement{cpu_worker(0), true});
+  if (passes == Passes::folded_chain) {
+    EXPECT_TRUE(net->fold_update(params)) << "the chain does not fold the update";
+  }
+  return net;
+}
+
 // Submits forward, loss, backward and the SGD update; waits for nothing.
-void submit_step(Network &net, ParameterSet &params, const Batch &batch, bool first_step) {
-  net.forward(batch.images, batch.labels, batch.stats);
-  net.backward(batch.images, batch.labels);
+void submit_step(Network &net, ParameterSet &params, const Batch &batch, bool first_step,
+                 Passes passes = Passes::layers) {
+  if (passes == Passes::layers) {
+    net.forward(batch.images, batch.labels, batch.stats);
+    net.backward(batch.images, batch.labels);
+  } else {
+    net.forward_backward(batch.images, batch.labels, batch.stats);
+  }
   params.submit_update({kLr, kMomentum, kWeightDecay, first_step ? 1u : 0u});
 }
 
@@ -129,12 +152,14 @@ class TrainingStepTest : public ::testing::TestWithParam<std::string> {
 // Trains `steps` steps of the split lenet on batches of 5, each step's batch new, and the float64
 // reference alongside on the same batches; expects the same loss, correct count, momentum buffers
 // and parameters.
-void expect_steps_match_reference(const std::string &plan, int steps) {
+void expect_steps_match_reference(const std::string &plan, int steps,
+                                  Passes passes = Passes::layers) {
   const NetworkSpec spec = load_network("lenet");
   ParameterSet params(spec, parse_network_plan(plan), cpu_workers());
   params.initialize(2024);
   const int n = 5;
-  Network net(spec, params, n);
+  const std::unique_ptr<Network> network = make_network(spec, params, n, passes);
+  Network &net = *network;
   Batch batch(spec, n, 77);
 
   ref::Params want, buffers;
@@ -144,7 +169,7 @@ void expect_steps_match_reference(const std::string &plan, int steps) {
   int correct = 0;
   for (int s = 0; s < steps; ++s) {
     if (s > 0) batch.refill(77 + 2 * uint32_t(s));  // waits for the tasks reading the last batch
-    submit_step(net, params, batch, s == 0);
+    submit_step(net, params, batch, s == 0, passes);
     double step_loss = 0.0;
     int step_correct = 0;
     const ref::Params grads =
@@ -196,6 +221,47 @@ TEST_P(TrainingStepTest, ThreeSplitStepsMatchFloat64Reference) {
 // Every parameter of the network in one update task a step.
 TEST_P(TrainingStepTest, ThreeWholeStepsMatchFloat64Reference) {
   expect_steps_match_reference("none", 3);
+}
+
+// A step as one task on a CPU worker, and with each step's update run at the start of the next
+// step's task (the last one's by params.read): the same steps as the reference's.
+TEST_P(TrainingStepTest, ChainStepsMatchFloat64Reference) {
+  expect_steps_match_reference("cpu", 3, Passes::chain);
+}
+
+TEST_P(TrainingStepTest, FoldedUpdateStepsMatchFloat64Reference) {
+  expect_steps_match_reference("cpu", 3, Passes::folded_chain);
+}
+
+// The folded update's float operations are the update task's, in the same order: the same
+// weights and momenta to the bit, with one task a step fewer after the first; and a refill of the
+// batch between the steps (which waits for the tasks reading it) changes nothing.
+TEST_P(TrainingStepTest, FoldedUpdateEqualsTheUpdateTask) {
+  const NetworkSpec spec = load_network("lenet");
+  std::vector<NamedTensor> weights[2], momenta[2];
+  uint64_t tasks[2] = {0, 0};
+  for (int folded = 0; folded < 2; ++folded) {
+    ParameterSet params(spec, parse_network_plan("cpu"), cpu_workers());
+    params.initialize(7);
+    const int n = 4, steps = 5;
+    const auto net = make_network(spec, params, n, folded ? Passes::folded_chain : Passes::chain);
+    Batch batch(spec, n, 300);
+    for (int s = 0; s < steps; ++s) {
+      if (s > 0) batch.refill(300 + uint32_t(s));
+      const uint64_t before = submitted_task_count();
+      submit_step(*net, params, batch, s == 0, folded ? Passes::folded_chain : Passes::chain);
+      if (s > 0) tasks[folded] += submitted_task_count() - before;
+    }
+    weights[folded] = params.read(false);
+    momenta[folded] = params.read(true);
+  }
+  EXPECT_EQ(tasks[1] + 4, tasks[0]) << "steps 2 to 5 each without an update task";
+  ASSERT_EQ(weights[0].size(), weights[1].size());
+  for (size_t t = 0; t < weights[0].size(); ++t) {
+    SCOPED_TRACE(weights[0][t].name);
+    EXPECT_EQ(weights[1][t].values, weights[0][t].values);
+    EXPECT_EQ(momenta[1][t].values, momenta[0][t].values);
+  }
 }
 
 // Trains `steps` steps of `spec` from the same weights and batches, once whole and once split by
