@@ -287,6 +287,7 @@ int run(const Options &o) {
     for (const LayerSpec &layer : spec.layers)
       if (layer.kind == LayerKind::conv && plans.plan_for(layer.name) != "auto")
         parse_split_plan(plans.plan_for(layer.name), layer.out, MachineWorkers{1, 1});
+  const bool fold_update = update_fold_asked();  // STARCNN_FOLD_UPDATE, refused before any run
   if (!o.sched.empty()) setenv("STARPU_SCHED", o.sched.c_str(), 1);
   setenv("STARPU_SILENT", "1", 0);  // perf-model calibration notes would drown the table
 
@@ -311,7 +312,8 @@ int run(const Options &o) {
           json::Object common = common_fields(networks[i], batch, config, o.math, machine);
           common.string("cpu_chains", o.cpu_chains)
               .string("fusion", o.fusion)
-              .string("cuda_chain", o.cuda_chain);
+              .string("cuda_chain", o.cuda_chain)
+              .boolean("fold_update", fold_update);
           if (o.repeats > 1) common.integer("repeat", repeat);
           if (config != "cpu-only" && machine.cuda_workers == 0) {
             if (repeat == 0) {

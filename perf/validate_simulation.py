@@ -28,9 +28,8 @@ import sys
 
 
 Case = collections.namedtuple(
-    "Case", "step network batch config scheduler cpu_chains fusion cuda_chain math plan gpus "
-    "cpus micro_batches "
-    "tasks_per_step")
+    "Case", "step network batch config scheduler cpu_chains fusion cuda_chain math fold_update "
+    "plan gpus cpus micro_batches tasks_per_step")
 
 
 # Steps whose measurements are not the step the perf models time: op-times ran the CUDA chains'
@@ -89,10 +88,10 @@ def chains_mode(rules, case):
 
 
 def cases(results_path, models):
-    """(step, network, batch, config, scheduler, cpu_chains, fusion, cuda_chain, math, plan, gpus,
-    cpus, micro_batches, tasks_per_step, measured_ms) of each measurement whose step has perf
-    models (scheduler, cpu_chains, fusion, cuda_chain, math: as it ran, dmda / auto / on / off /
-    tf32 in results older than those fields; tasks_per_step None for auto's candidates, whose counts are not written)."""
+    """(step, network, batch, config, scheduler, cpu_chains, fusion, cuda_chain, math, fold_update,
+    plan, gpus, cpus, micro_batches, tasks_per_step, measured_ms) of each measurement whose step
+    has perf models (scheduler, cpu_chains, fusion, cuda_chain, math, fold_update: as it ran,
+    dmda / auto / on / off / tf32 / false in results older than those fields; tasks_per_step None for auto's candidates, whose counts are not written)."""
     try:
         lines = open(results_path).read().splitlines()
     except OSError as e:
@@ -109,7 +108,7 @@ def cases(results_path, models):
         gpus, cpus = r["cuda_workers"], r["cpu_workers"]
         base = (r["step"], r["network"], r["batch"], r["config"], r.get("scheduler", "dmda"),
                 r.get("cpu_chains", "auto"), r.get("fusion", "on"), r.get("cuda_chain", "off"),
-                r.get("math", "tf32"))
+                r.get("math", "tf32"), r.get("fold_update", False))
         # A cpu+gpu line's plan is the one auto's search chose, measured again, where it
         # searched; a plan given on the command line (--plan samples:96) is measured as any other.
         if r["config"] != "cpu+gpu" or "auto_candidates" not in r:
@@ -127,10 +126,10 @@ def cases(results_path, models):
                                                                     0, None, c["measured_ms"])
 
 
-def run_simulate(command, timeout, scheduler="dmda"):
+def run_simulate(command, timeout, scheduler="dmda", fold_update=False):
     """simulate's JSON line (None on failure) and the reason it failed (None on success), under
-    STARPU_SCHED=scheduler."""
-    env = dict(os.environ, STARPU_SCHED=scheduler)
+    STARPU_SCHED=scheduler (and STARCNN_FOLD_UPDATE, as the Trainer measured ran)."""
+    env = dict(os.environ, STARPU_SCHED=scheduler, STARCNN_FOLD_UPDATE="1" if fold_update else "0")
     try:
         run = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
@@ -146,7 +145,7 @@ def simulate(binary, models, case, chains, extra, timeout):
                "--plan", case.plan, "--gpus", str(case.gpus), "--cpus", str(case.cpus),
                "--micro-batches", str(case.micro_batches), "--cpu-chains", chains,
                "--fusion", case.fusion, "--cuda-chain", case.cuda_chain, "--math", case.math] + extra
-    return (command,) + run_simulate(command, timeout, case.scheduler)
+    return (command,) + run_simulate(command, timeout, case.scheduler, case.fold_update)
 
 
 def write_atomically(path, text):
@@ -227,7 +226,8 @@ def main():
                       overheads=sim.get("overheads") if sim else None,
                       estimated_shapes=sim.get("estimated_shapes", []) if sim else [],
                       simulate_error=error,
-                      command=f"STARPU_SCHED={case.scheduler} " + " ".join(command))
+                      command=f"STARPU_SCHED={case.scheduler} " +
+                      ("STARCNN_FOLD_UPDATE=1 " if case.fold_update else "") + " ".join(command))
         rows.append(record)
         shown = f"{record['error'] * 100:+.1f}%" if sim else f"failed: {error}"
         print(f"{case.step:12} {case.network:6} {case.batch:4} {case.config:15} {case.plan:10} "

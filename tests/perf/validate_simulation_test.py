@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """perf/validate_simulation.py from a canned results.jsonl and a stand-in simulate (no StarPU run):
-every row is simulated with its own scheduler, --cpu-chains, --fusion, --cuda-chain and --math,
+every row is simulated with its own scheduler, --cpu-chains, --fusion, --cuda-chain, --math and
+STARCNN_FOLD_UPDATE,
 the op-times rows (timed op by op) are left out, --chains-rule overrides
 the chains mode of the rows it matches, a plan given on the command line (cpu+gpu without a
 search) is a row of its own, the task counts are compared, and a row that stops on a shape the
@@ -18,8 +19,8 @@ from script_module import load_script, write_stand_in  # noqa: E402
 
 vs = load_script("validate_simulation")
 
-# Answers step_ms 2.0 and 20 tasks a step, except: chains pinned, 10 tasks; plan cpu without
-# --estimate, a missing shape.
+# Answers step_ms 2.0 (2.2 with STARCNN_FOLD_UPDATE=1) and 20 tasks a step, except: chains pinned,
+# 10 tasks; plan cpu without --estimate, a missing shape.
 FAKE_SIMULATE = r'''#!PYTHON
 import json, os, sys
 a = sys.argv[1:]
@@ -28,7 +29,8 @@ if arg("--plan") == "cpu" and "--estimate" not in a:
     sys.stderr.write("simulate: error: the perf models have no calibrated time of relu\n")
     sys.exit(1)
 pinned = arg("--cpu-chains") == "pinned"
-print(json.dumps({"step_ms": 2.0, "tasks_per_step": 10 if pinned else 20,
+fold = os.environ["STARCNN_FOLD_UPDATE"] == "1"
+print(json.dumps({"step_ms": 2.2 if fold else 2.0, "tasks_per_step": 10 if pinned else 20,
                   "overheads": "", "estimated_shapes": ["x"] if "--estimate" in a else [],
                   "sched": os.environ["STARPU_SCHED"], "args": a}))
 '''
@@ -61,6 +63,8 @@ class ValidateSimulationTest(unittest.TestCase):
                 line(step="cpu-lws", config="cpu-only", plan="cpu", scheduler="lws",
                      cuda_workers=0, cpu_workers=16, micro_batches=8, step_ms=1.6),
                 line(step="op-times-tf32", config="gpu-only", plan="cuda", step_ms=9.0),
+                line(step="bench-fold", config="all-cuda", plan="cuda", fold_update=True,
+                     step_ms=2.2),
                 json.dumps({"engine": "pytorch", "step": "torch", "step_ms": 1.0}),
             ]) + "\n")
 
@@ -86,7 +90,7 @@ class ValidateSimulationTest(unittest.TestCase):
     def test_rows_flags_and_task_counts(self):
         rows, table = self.run_main("--chains-rule", "bench:all-cuda/samples:.*=scheduled",
                                     "--chains-rule", "bench/samples:.*=pinned")
-        self.assertEqual(len(rows), 4)
+        self.assertEqual(len(rows), 5)
         cuda = rows[("bench", "all-cuda", "cuda")]
         self.assertEqual(cuda["measured_ms"], 2.0)  # the median of the two repeats
         self.assertAlmostEqual(cuda["error"], 0.0)
@@ -107,14 +111,18 @@ class ValidateSimulationTest(unittest.TestCase):
         self.assertIn("no calibrated time of relu", lws["simulate_error"])
         self.assertTrue(lws["command"].startswith("STARPU_SCHED=lws "))
         self.assertIn("tasks per step differ in 1", table)
+        fold = rows[("bench-fold", "all-cuda", "cuda")]  # simulated with the fold, as it ran
+        self.assertAlmostEqual(fold["error"], 0.0)
+        self.assertTrue(fold["command"].startswith("STARPU_SCHED=dmda STARCNN_FOLD_UPDATE=1 "))
+        self.assertFalse(cuda["fold_update"])
 
     def test_replace_rows(self):
         self.run_main()
         rows, table = self.run_main("--estimate-missing", "--plans", "cpu", "--replace-rows")
-        self.assertEqual(len(rows), 4)
+        self.assertEqual(len(rows), 5)
         self.assertEqual(rows[("cpu-lws", "cpu-only", "cpu")]["simulated_ms"], 2.0)  # again
         self.assertAlmostEqual(rows[("bench", "all-cuda", "cuda")]["error"], 0.0)  # kept
-        self.assertIn("1 of 4 simulated within 15%", table)
+        self.assertIn("2 of 5 simulated within 15%", table)
 
     def test_cpu_only_overheads(self):
         own = os.path.join(self.dir, "overhead-cpu.json")
