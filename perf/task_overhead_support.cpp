@@ -27,10 +27,10 @@ TaskOverheads parse_task_overheads(const std::string &line, CpuTaskCost cost,
     costs.cpu_us = handoff;
     key = "cpu_handoff_us";
   }
-  const double cuda = number("cuda_chain_us", false);
-  costs.cuda_us = std::isnan(cuda) ? 0.0 : cuda;
-  const double parallel = number("cpu_parallel_chain_us", false);
-  costs.parallel_cpu_us = std::isnan(parallel) ? 0.0 : parallel;
+  // Without a CUDA worker, or from a task_overhead older than the parallel chains: no charge.
+  const auto or_zero = [](double x) { return std::isnan(x) ? 0.0 : x; };
+  costs.cuda_us = or_zero(number("cuda_chain_us", false));
+  costs.parallel_cpu_us = or_zero(number("cpu_parallel_chain_us", false));
   if (cpu_key) *cpu_key = key;
   return costs;
 }
