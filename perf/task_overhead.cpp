@@ -31,7 +31,10 @@
 //   fanout_chainlike_us  that, each task naming a chain's kinds of data instead: a vector of
 //                  lenet's packed weights that all read, one of that size its own to write (its
 //                  gradients) and a small one that all share in STARPU_REDUX (the loss sums).
-//                  Which of the three the stagger needs is what they tell apart.
+//                  Which of the three the stagger needs is what they tell apart;
+//   fanout_busy_us   that, each task then computing for 1 ms as a chain does (the started ones
+//                  busy while the later ones are released): H100 call k's traced chains started
+//                  ~50 us apart where the empty fan-outs start 4-8 us apart.
 // With --after-parking, a first StarPU of the process parks its CPU workers once and stops before
 // the measured one starts: the state in which train_benchmark's later configurations and auto's
 // later candidates run (model/runtime/parked_workers.h).
@@ -80,6 +83,14 @@ std::vector<double> fanout_starts;
 void stamp_task(void *[], void *) {
   fanout_starts[size_t(starpu_worker_get_id())] = starpu_timing_now();
 }
+// The same, then busy for kBusyUs as a chain's kernels keep its core (no sleep, no memory traffic).
+constexpr double kBusyUs = 1000;
+void stamp_and_compute_task(void *[], void *) {
+  const double start = starpu_timing_now();
+  fanout_starts[size_t(starpu_worker_get_id())] = start;
+  volatile double sink = 0;
+  while (starpu_timing_now() - start < kBusyUs) sink = sink + 1.0;
+}
 
 starpu_perfmodel overhead_model = history_model("starcnn_task_overhead");
 // The same function on each kind of worker, each codelet runnable on one kind only; the buffers
@@ -91,6 +102,9 @@ starpu_codelet cuda_codelet =
 starpu_perfmodel fanout_model = history_model("starcnn_task_overhead_fanout");
 starpu_codelet fanout_codelet =
     make_codelet("task_overhead_fanout", stamp_task, nullptr, &fanout_model, {});
+starpu_perfmodel busy_fanout_model = history_model("starcnn_task_overhead_busy_fanout");
+starpu_codelet busy_fanout_codelet = make_codelet(
+    "task_overhead_busy_fanout", stamp_and_compute_task, nullptr, &busy_fanout_model, {});
 
 // Microseconds per task of one empty task per handle, each waiting for `gate` (held meanwhile).
 double submit_us(starpu_codelet *cl, starpu_data_handle_t gate,
@@ -246,10 +260,11 @@ void unregister_chainlike(ChainlikeData &d) {
 
 // Microseconds between the starts of one task per CPU worker (`workers`), each pinned to its
 // worker and readied by the end of a task on workers[0]: with a chain's kinds of data where
-// `chainlike`, else the gate and own[k]'s small handles.
+// `chainlike`, else the gate and own[k]'s small handles; each running `cl` (fanout_codelet or
+// busy_fanout_codelet).
 double task_released_fanout_us(ChainlikeData &d, const std::vector<int> &workers,
                                const std::vector<std::vector<starpu_data_handle_t>> &own,
-                               bool chainlike) {
+                               bool chainlike, starpu_codelet *cl = &fanout_codelet) {
   starpu_data_acquire(d.hold, STARPU_RW);
   check_submit(starpu_task_insert(&cpu_codelet, STARPU_R, d.hold, STARPU_RW, d.gate,
                                   STARPU_EXECUTE_ON_WORKER, workers[0], 0),
@@ -261,8 +276,8 @@ double task_released_fanout_us(ChainlikeData &d, const std::vector<int> &workers
                                                    {d.grads[k], STARPU_W},
                                                    {d.loss, STARPU_REDUX}}
                   : gate_then_own(d.gate, own[k]);
-    check_submit(starpu_task_insert(&fanout_codelet, STARPU_DATA_MODE_ARRAY, buffers.data(),
-                                    int(buffers.size()), STARPU_EXECUTE_ON_WORKER, workers[k], 0),
+    check_submit(starpu_task_insert(cl, STARPU_DATA_MODE_ARRAY, buffers.data(), int(buffers.size()),
+                                    STARPU_EXECUTE_ON_WORKER, workers[k], 0),
                  "task_overhead");
   }
   return release_fanout(d.hold, workers.size());
@@ -323,7 +338,7 @@ int run(const Options &o) {
   std::vector<double> submit_times, cpu_times, cuda_times, moved, handoff_times, handoff_moved,
       parallel_times;
   std::vector<std::vector<double>> fanout_times(kFanoutHandles.size());
-  std::vector<double> task_released_times, chainlike_times;
+  std::vector<double> task_released_times, chainlike_times, busy_times;
   for (long round = 0; round <= o.rounds; ++round) {
     const double submit_time = submit_us(&cpu_codelet, gate, handles);
     const double cpu_time = chain_us(&cpu_codelet, gate, chain, o.tasks);
@@ -342,21 +357,25 @@ int run(const Options &o) {
         samples.push_back(fanout_us(gate, own_by_count[f], masks));
       fanout[f] = median(samples);
     }
-    double task_released = 0, chainlike_spread = 0;
+    double task_released = 0, chainlike_spread = 0, busy_spread = 0;
     if (handoff) {
-      std::vector<double> released, chainlike_samples;
+      std::vector<double> released, chainlike_samples, busy_samples;
       for (int i = 0; i < kFanoutRepeats; ++i) {
         released.push_back(task_released_fanout_us(chainlike, cpu_ids, five_handles, false));
         chainlike_samples.push_back(
             task_released_fanout_us(chainlike, cpu_ids, five_handles, true));
+        busy_samples.push_back(
+            task_released_fanout_us(chainlike, cpu_ids, five_handles, true, &busy_fanout_codelet));
       }
       task_released = median(released);
       chainlike_spread = median(chainlike_samples);
+      busy_spread = median(busy_samples);
     }
     if (round == 0) continue;
     for (size_t f = 0; f < fanout.size(); ++f) fanout_times[f].push_back(fanout[f]);
     task_released_times.push_back(task_released);
     chainlike_times.push_back(chainlike_spread);
+    busy_times.push_back(busy_spread);
     submit_times.push_back(submit_time);
     cpu_times.push_back(cpu_time);
     moved.push_back(cpu_moved);
@@ -395,7 +414,8 @@ int run(const Options &o) {
     line.fixed("fanout_h" + std::to_string(kFanoutHandles[f]) + "_us", median(fanout_times[f]), 3);
   if (handoff)
     line.fixed("fanout_task_released_us", median(task_released_times), 3)
-        .fixed("fanout_chainlike_us", median(chainlike_times), 3);
+        .fixed("fanout_chainlike_us", median(chainlike_times), 3)
+        .fixed("fanout_busy_us", median(busy_times), 3);
   std::printf("%s\n", line.text().c_str());
   std::fprintf(stderr, "task_overhead: %s, %s\n", runtime.describe_workers().c_str(),
                runtime.scheduler().c_str());
@@ -411,8 +431,8 @@ int run(const Options &o) {
   if (handoff)
     std::fprintf(stderr,
                  "fan-out readied by a task, pinned tasks: %.3f us between starts (5 handles), "
-                 "%.3f with a chain's data\n",
-                 median(task_released_times), median(chainlike_times));
+                 "%.3f with a chain's data, %.3f with it and 1 ms of work each\n",
+                 median(task_released_times), median(chainlike_times), median(busy_times));
   return 0;
 }
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """perf/task_overhead on this machine's CPU workers: one JSON line whose costs are finite and not
 negative, with the fan-out gaps (2, 5 and 14 handles a task; readied by a task, with small
-handles and with a chain's data) wherever there are two CPU workers or more, and a nonsense flag
-refused.
+handles, with a chain's data, and with it and a millisecond of work a task) wherever there are
+two CPU workers or more, and a nonsense flag refused.
 
 Usage: python3 tests/perf/task_overhead_test.py PATH/TO/task_overhead
 """
@@ -26,7 +26,7 @@ class TaskOverheadTest(unittest.TestCase):
         keys = ["submit_us", "cpu_chain_us", "cpu_parallel_chain_us"]
         if line["cpu_workers"] >= 2:
             keys += ["cpu_handoff_us", "fanout_h2_us", "fanout_h5_us", "fanout_h14_us",
-                     "fanout_task_released_us", "fanout_chainlike_us"]
+                     "fanout_task_released_us", "fanout_chainlike_us", "fanout_busy_us"]
         else:
             self.assertNotIn("fanout_h2_us", line)
         for key in keys:
