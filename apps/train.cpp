@@ -185,6 +185,7 @@ json::Object json_summary(const Options &o, const std::string &plan, const Runti
       .integer("micro_batches", micro_batches)
       .string("cpu_chains", o.cpu_chains)
       .string("cuda_chain", o.cuda_chain)
+      .boolean("fold_update", update_fold_asked())
       .integer("epochs", last.epoch + 1)
       .integer("steps", step)
       .fixed("train_loss", last.train_loss, 6)
