@@ -91,10 +91,7 @@ LayerChain::Program with_batch(const LayerChain::Program &p, uint32_t n) {
   return q;
 }
 
-}  // namespace
-
-namespace {
-
+// The chain's pass over its layers, with `params` from the task's buffers.
 void run_chain(const LayerChain::Program &p, const std::vector<LayerParams> &params,
                void *buffers[]) {
   ChainScratch s = chain_scratch(p);

@@ -350,14 +350,16 @@ bool ParameterSet::use_cpu_packed_sum() {
   return true;
 }
 
+bool ParameterSet::updates_per_layer(Where where, size_t floats) const {
+  return kind_of(where) == Where::cpu && !host_grads_ && floats >= kSplitUpdateFloats &&
+         split_cpu_updates();
+}
+
 bool ParameterSet::use_update_fold(Where side) {
   const size_t total = one_side_floats();
   if (total == 0) return false;
   const Where where = part_where(*params_[0], 0);
-  if (kind_of(where) != kind_of(side)) return false;
-  if (kind_of(where) == Where::cpu && !host_grads_ && total >= kSplitUpdateFloats &&
-      split_cpu_updates())
-    return false;  // one update task a layer
+  if (kind_of(where) != kind_of(side) || updates_per_layer(where, total)) return false;
   if (host_grads_ && (!host_weights_ || !host_momenta_ || grad_sum_ == GradSum::slices))
     return false;  // a CPU plan's packed sum, the weights coming back, or the sum's slices
   if (host_grads_ && !other_host_grads_)
@@ -425,14 +427,11 @@ void ParameterSet::submit_update(const SgdParams &params) {
   }
   host_grads_pending_ = false;
   for (const auto &[where, side] : by_side) {
-    const bool per_layer = kind_of(where) == Where::cpu && !host_grads_ &&
-                           side.floats >= kSplitUpdateFloats && split_cpu_updates();
-    if (!per_layer && fold_side_ == where && !packed.weights_copy) {
-      held_ = HeldUpdate{side.vectors, params, where, packed};
-      continue;
-    }
-    if (!per_layer) {
-      submit_sgd_update(side.vectors, params, where, 0, packed);
+    if (!updates_per_layer(where, side.floats)) {
+      if (fold_side_ == where && !packed.weights_copy)
+        held_ = HeldUpdate{side.vectors, params, where, packed};
+      else
+        submit_sgd_update(side.vectors, params, where, 0, packed);
       continue;
     }
     for (size_t first = 0, last = 0; first < side.vectors.size(); first = last) {

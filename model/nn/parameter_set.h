@@ -135,6 +135,9 @@ class ParameterSet {
  private:
   // Where a part of `p` is updated: its conv plan part's workers, else home().
   Where part_where(const Parameter &p, size_t part) const;
+  // Whether the update of `floats` floats on `where` is one task per layer (a large CPU side's,
+  // kSplitUpdateFloats in parameter_set.cpp), not one task.
+  bool updates_per_layer(Where where, size_t floats) const;
   // Every parameter's floats where each is one part updated where the first is (one SGD task's
   // vectors, packable in params_ order), else 0.
   size_t one_side_floats() const;
